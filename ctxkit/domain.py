@@ -1,0 +1,200 @@
+"""Layer 1, the stored tree: frozen values built once by the loader, then trusted.
+
+Input: nothing (these are types). Output: the vocabulary every later stage reads.
+Ids are kept in their string form (R-FIX-1: `1` and `"1"` are the same id).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+
+class Provider(enum.StrEnum):
+    OPENAI = "openai"
+    AZURE = "azure"
+    ANTHROPIC = "anthropic"
+    OLLAMA = "ollama"
+    GEMINI = "gemini"
+
+
+class Role(enum.StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SUMMARY = "summary"
+
+
+class FileKind(enum.StrEnum):
+    TEXT = "text"
+    IMAGE = "image"
+    METADATA_ONLY = "metadata_only"
+
+
+TOKENIZERS = ("cl100k_base", "o200k_base", "approx")
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    id: str
+    name: str
+    kind: FileKind
+    text: str | None = None  # text files: the content (read from `path` by the loader)
+    data: bytes | None = None  # images: the bytes, or None for a budget-only image
+    tokens: int | None = None  # stored count (R-FIX-3)
+    chars: int | None = None  # stored size; defaults to len(text)
+    pointer: str = ""  # JSON pointer of the file in the fixture, for messages
+
+    @property
+    def size_chars(self) -> int:
+        if self.chars is not None:
+            return self.chars
+        return len(self.text or "")
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedImage:
+    file_id: str
+    revised_prompt: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    args: Any  # JSON value, as written in the fixture
+    turn: int = 0
+    response: str | None = None
+    tokens: int | None = None  # stored count of the arguments
+    generated_images: tuple[GeneratedImage, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    id: str
+    role: Role
+    parent: str | None  # None: a child of the implicit root (after R-FIX-2 is applied)
+    index: int  # position in the fixture's `messages` list (file order)
+    text: str = ""
+    files: tuple[str, ...] = ()
+    tokens: int | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    summarizes_through: str | None = None  # summary nodes only
+
+
+@dataclass(frozen=True, slots=True)
+class InFlightCall:
+    id: str
+    name: str
+    args: Any
+    tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InFlightMessage:
+    role: str  # "assistant" | "tool"
+    index: int
+    text: str = ""
+    tool_calls: tuple[InFlightCall, ...] = ()
+    tool_call_id: str | None = None
+    tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFields:
+    """The `model:` block as written; None where the fixture leaves it to the table."""
+
+    provider: Provider
+    name: str
+    max_input_tokens: int | None = None
+    supports_images: bool | None = None
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    safety_margin: Decimal = Decimal("0.05")
+    compression_trigger_ratio: Decimal = Decimal("0.75")
+    recent_messages_ratio: Decimal = Decimal("0.2")
+    project_files_max_ratio: Decimal = Decimal("0.6")
+    tool_result_placeholder_tokens: int = 20
+    last_n_user_messages: int | None = None
+    vector_db: bool = True
+    image_cap: int | None = None
+    azure_image_cap: bool = False
+    prompt_cache: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Prompts:
+    system: str | None = None
+    custom_agent: str | None = None
+    replace_base_system_prompt: bool = False
+    task: str | None = None
+    datetime_aware: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    name: str | None = None
+    email: str | None = None
+    role: str | None = None
+    organization: tuple[tuple[str, str], ...] = ()
+    team: str | None = None
+    preferences: str | None = None
+    memories: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDef:
+    name: str
+    description: str | None = None
+    parameters: Any = None  # JSON Schema object, when given
+    full: bool = False  # True when given as a definition, not just a name
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOverrides:
+    cycle: int | None = None
+    max_cycles: int | None = None
+    just_ran_web_search: bool | None = None
+    ran_image_generation: bool | None = None
+    searched: bool | None = None
+    generated_files: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fixture:
+    source: str  # the name the user gave ("-" for stdin)
+    base_dir: Path  # where relative paths resolve
+    model: ModelFields
+    name: str | None = None
+    now: datetime | None = None
+    tokenizer: str | None = None
+    settings: Settings = field(default_factory=Settings)
+    prompts: Prompts = field(default_factory=Prompts)
+    templates: tuple[tuple[str, str], ...] = ()
+    user_info: UserInfo | None = None
+    tools: tuple[ToolDef, ...] = ()
+    turn: TurnOverrides = field(default_factory=TurnOverrides)
+    files: tuple[FileRecord, ...] = ()
+    project_files: tuple[str, ...] = ()
+    messages: tuple[StoredMessage, ...] = ()
+    leaf: str | None = None
+    in_flight: tuple[InFlightMessage, ...] = ()
+    raw: Any = None  # the parsed document, for write-back (compress --write)
+
+    def file(self, file_id: str) -> FileRecord:
+        for f in self.files:
+            if f.id == file_id:
+                return f
+        raise KeyError(file_id)
+
+    def message(self, message_id: str) -> StoredMessage:
+        for m in self.messages:
+            if m.id == message_id:
+                return m
+        raise KeyError(message_id)

@@ -1,0 +1,127 @@
+"""Layer 2, working messages, and the decision record every stage appends to.
+
+Input: nothing (these are types). Output: the representation all policies run
+on, and `Row`, one line of the record that `explain`, `budget` and `diff` render.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+
+class Kind(enum.StrEnum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    REMINDER = "reminder"
+
+
+class Fate(enum.StrEnum):
+    """The closed list of SPEC §8.1."""
+
+    KEPT = "kept"
+    TRUNCATED = "truncated"
+    SUMMARIZED = "summarized"
+    LAST_N_CUT = "last_n_cut"
+    AFTER_LAST_USER = "after_last_user"
+    PLACEHOLDER = "placeholder"
+    ORPHAN = "orphan"
+    FORGOTTEN = "forgotten"
+    IMAGE_CAPPED = "image_capped"
+    IMAGE_MARKER = "image_marker"
+    SEARCH_FILTER = "search_filter"
+    GENERATED = "generated"
+    FIXUP = "fixup"
+
+
+class Segment(enum.StrEnum):
+    SYSTEM = "system"
+    HISTORY = "history"
+    CUSTOM_AGENT = "custom_agent"
+    PROJECT_FILES = "project_files"
+    FORGOTTEN_FILES = "forgotten_files"
+    LAST_USER = "last_user"
+    IN_TURN = "in_turn"
+    REMINDER = "reminder"
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    file_id: str
+    data: bytes | None  # None: budget-only image
+    tokens: int  # what it is charged (a marker's cost on a non-vision model)
+    project: bool = False  # appended from the project (R-PROJ-2)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    id: str
+    name: str
+    args: Any
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Working:
+    """One working message. `key` is unique within an assembly and stable across runs."""
+
+    key: str
+    kind: Kind
+    text: str
+    tokens: int
+    source_id: str | None = None  # the stored message or file id behind it
+    images: tuple[Image, ...] = ()
+    tool_calls: tuple[Call, ...] = ()
+    tool_call_id: str | None = None
+    cacheable: bool = False
+    file_id: str | None = None
+    origin: str = "message"  # message | file | tool_calls | tool_result | answer | summary |
+    # custom_agent | documents | project_read_file | forgotten_files | in_flight | reminder | system
+    notes: tuple[str, ...] = ()
+
+    def with_(self, **changes: Any) -> Working:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One entry of the decision record (SPEC §8.1 `explain`)."""
+
+    id: str | None
+    kind: str
+    segment: str | None
+    tokens: int
+    fate: Fate
+    rule: str
+    notes: tuple[str, ...] = ()
+    key: str | None = None  # the working message's key, when the row is about one
+    text: str = ""  # a short preview, for the text transcript and diff alignment
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "segment": self.segment,
+            "tokens": self.tokens,
+            "fate": str(self.fate),
+            "rule": self.rule,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(slots=True)
+class Record:
+    """The decision record, appended to by stages in pipeline order."""
+
+    rows: list[Row] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+
+    def warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
