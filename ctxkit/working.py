@@ -52,7 +52,7 @@ class Segment(enum.StrEnum):
 class Image:
     file_id: str
     data: bytes | None  # None: budget-only image
-    tokens: int  # what it is charged (a marker's cost on a non-vision model)
+    tokens: int | None  # stored count; None = estimate (a marker's cost on a non-vision model)
     project: bool = False  # appended from the project (R-PROJ-2)
 
 
@@ -61,7 +61,7 @@ class Call:
     id: str
     name: str
     args: Any
-    tokens: int
+    tokens: int | None  # stored count of the arguments; None = count them
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,7 @@ class Working:
     key: str
     kind: Kind
     text: str
-    tokens: int
+    tokens: int | None  # of the text alone; None = count it (see measure.Meter)
     source_id: str | None = None  # the stored message or file id behind it
     images: tuple[Image, ...] = ()
     tool_calls: tuple[Call, ...] = ()
@@ -81,6 +81,7 @@ class Working:
     origin: str = "message"  # message | file | tool_calls | tool_result | answer | summary |
     # custom_agent | documents | project_read_file | forgotten_files | in_flight | reminder | system
     notes: tuple[str, ...] = ()
+    count_text: str | None = None  # counted instead of `text` (a file message: its content)
 
     def with_(self, **changes: Any) -> Working:
         return replace(self, **changes)

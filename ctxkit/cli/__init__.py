@@ -1,0 +1,75 @@
+"""The command line: argv → options → pipeline → render → echo.
+
+Input: arguments. Output: stdout (payload or report only), stderr (`warning:`
+and `error:` lines), and the exit code, decided in one place (`main`).
+The core never imports click; only this package does.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import __version__
+from ..errors import CtxkitError, ExitStatus
+
+COMMAND_MODULES = ("core", "compress", "diff", "snapshot", "importer")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ctxkit")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """See exactly what an LLM chat application sends to its model."""
+    ctx.obj = {"debug": debug}
+
+
+
+def _register() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        try:
+            importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; map every error to one `error:` line and its exit code."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        cli.main(args=args, prog_name="ctxkit", standalone_mode=False)
+    except CtxkitError as exc:
+        if debug:
+            raise
+        for line in exc.lines():
+            click.echo(f"error: {line}", err=True)
+        sys.exit(exc.status)
+    except click.exceptions.Abort:
+        click.echo("error: aborted", err=True)
+        sys.exit(ExitStatus.BAD_INPUT)
+    except click.ClickException as exc:
+        click.echo(f"error: {exc.format_message()}", err=True)
+        sys.exit(ExitStatus.BAD_INPUT)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        sys.exit(ExitStatus.OK)
+    except SystemExit:
+        raise
+    except Exception as exc:  # a bug: still one line, unless --debug
+        if debug:
+            raise
+        click.echo(f"error: internal error: {type(exc).__name__}: {exc} "
+                   "(run with --debug for a traceback)", err=True)
+        sys.exit(3)
+    sys.exit(ExitStatus.OK)
+
+
+
+_register()

@@ -1,0 +1,122 @@
+"""The core commands: validate, schema, templates, assemble, budget, explain.
+
+Input: arguments. Output: the payload or report on stdout.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..errors import ExitStatus, InputError
+from .options import assembly_options, echo, load, load_options, run_pipeline, warn
+from . import cli
+
+@cli.command()
+@click.argument("fixtures", nargs=-1, required=True)
+@load_options
+def validate(fixtures: tuple[str, ...], **kw: Any) -> None:
+    """Check fixtures against the schema and their references."""
+    from ..config import resolve
+
+    failed = False
+    for path in fixtures:
+        try:
+            resolve(load(path, kw))
+        except InputError as exc:
+            failed = True
+            for line in exc.lines():
+                click.echo(f"error: {line}", err=True)
+            continue
+        click.echo(f"ok: {path}")
+    if failed:
+        raise SystemExit(ExitStatus.BAD_INPUT)
+
+
+@cli.command()
+def schema() -> None:
+    """Print the fixture format's JSON Schema."""
+    from ..load import load_schema
+    from ..output import dumps
+
+    echo(dumps(load_schema()))
+
+
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def templates(fmt: str) -> None:
+    """List the built-in texts by name."""
+    from ..output import dumps
+    from ..templates import BUILTIN
+
+    if fmt == "json":
+        echo(dumps({name: {"text": text, "slots": list(slots)}
+                    for name, (text, slots) in BUILTIN.items()}))
+        return
+    for name, (text, slots) in BUILTIN.items():
+        slot_list = ", ".join("{" + s + "}" for s in slots) or "no slots"
+        click.echo(f"== {name} ({slot_list})")
+        click.echo(text)
+        click.echo()
+
+
+@cli.command()
+@click.argument("fixture")
+@assembly_options
+@click.option("--format", "fmt", type=click.Choice(["json", "yaml", "text"]), default="json",
+              show_default=True)
+@click.option("--raw", is_flag=True, help="Print image bytes in full.")
+def assemble(fixture: str, fmt: str, raw: bool, **kw: Any) -> None:
+    """Print the provider request body the fixture assembles to."""
+    from ..output import dumps, dumps_yaml, shorten_images
+
+    result = run_pipeline(fixture, kw)
+    if fmt == "text":
+        from ..reports.transcript import render
+
+        echo(render(result, raw=raw))
+        return
+    body = result.payload.body
+    if not raw:
+        body = shorten_images(body, result.payload.prepared.image_b64)
+    echo(dumps(body) if fmt == "json" else dumps_yaml(body))
+
+
+@cli.command()
+@click.argument("fixture")
+@assembly_options
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+def budget(fixture: str, fmt: str, **kw: Any) -> None:
+    """Show where the window's tokens went, segment by segment."""
+    from ..output import dumps
+    from ..reports.budget import table
+
+    result = run_pipeline(fixture, kw)
+    data = result.budget()
+    if data["wire_tokens"] > data["max_input_tokens"]:
+        warn(f"the payload as sent counts {data['wire_tokens']} tokens, more than the "
+             f"window of {data['max_input_tokens']}")
+    echo(dumps(data) if fmt == "json" else table(data))
+
+
+@cli.command()
+@click.argument("fixture")
+@assembly_options
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+def explain(fixture: str, fmt: str, **kw: Any) -> None:
+    """One row per message and file: its fate and the rule behind it."""
+    from ..output import dumps
+
+    rows = run_pipeline(fixture, kw).explain()
+    if fmt == "json":
+        echo(dumps([r.as_json() for r in rows]))
+        return
+    from ..reports.explain import table
+
+    echo(table(rows))
+
+

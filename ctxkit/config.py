@@ -1,0 +1,102 @@
+"""Effective settings: a Fixture plus command-line options, with the model table.
+
+Input: `domain.Fixture`, `Options`. Output: `Effective`, the one place that
+decides precedence (R-FIX-0: option > the fixture's explicit field > the model
+table's value for the effective model > the defaults for unknown models).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from . import models
+from .domain import Fixture, Provider
+from .errors import InputError, Problem
+from .templates import Templates, check_override
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What the command line may override (each None = not given)."""
+
+    provider: str | None = None
+    model: str | None = None
+    max_input_tokens: int | None = None
+    leaf: str | None = None
+    tokenizer: str | None = None
+    now: datetime | None = None
+    templates: tuple[tuple[str, str], ...] = ()
+    templates_source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Effective:
+    fixture: Fixture
+    provider: Provider
+    model: str
+    max_input_tokens: int
+    supports_images: bool
+    max_output_tokens: int
+    tokenizer: str
+    templates: Templates
+    now: datetime | None
+    leaf: str | None
+    tool_names: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def settings(self):  # type: ignore[no-untyped-def]
+        return self.fixture.settings
+
+
+def resolve(fixture: Fixture, options: Options | None = None) -> Effective:
+    """Apply the precedence rules; raise InputError naming the field to add."""
+    o = options or Options()
+    provider = Provider(o.provider) if o.provider else fixture.model.provider
+    name = o.model or fixture.model.name
+    info = models.lookup(str(provider), name)
+    defaults = info or models.DEFAULTS_FOR_UNKNOWN
+    max_input = o.max_input_tokens or fixture.model.max_input_tokens
+    if max_input is None:
+        max_input = info.max_input_tokens if info else None
+    if max_input is None:
+        raise InputError(
+            Problem(
+                fixture.source,
+                "/model/max_input_tokens",
+                f"model {name!r} ({provider}) is not in the built-in model table: "
+                "add model.max_input_tokens to the fixture or pass --max-input-tokens",
+            )
+        )
+    supports_images = fixture.model.supports_images
+    if supports_images is None:
+        supports_images = defaults.supports_images
+    max_output = fixture.model.max_output_tokens or defaults.max_output_tokens
+    tokenizer = o.tokenizer or fixture.tokenizer or defaults.tokenizer
+    problems = [
+        Problem(o.templates_source, f"/{n}", msg)
+        for n, t in o.templates
+        if (msg := check_override(n, t))
+    ]
+    if problems:
+        raise InputError(problems)
+    leaf = o.leaf if o.leaf is not None else fixture.leaf
+    if o.leaf is not None and not any(m.id == o.leaf for m in fixture.messages):
+        raise InputError(Problem(fixture.source, "", f"--leaf {o.leaf!r}: no such message"))
+    if o.leaf is not None and fixture.message(o.leaf).role == "summary":
+        raise InputError(
+            Problem(fixture.source, "", f"--leaf {o.leaf!r} is a summary node, not a message")
+        )
+    return Effective(
+        fixture=fixture,
+        provider=provider,
+        model=name,
+        max_input_tokens=max_input,
+        supports_images=supports_images,
+        max_output_tokens=max_output,
+        tokenizer=tokenizer,
+        templates=Templates.build(fixture.templates, o.templates),
+        now=o.now or fixture.now,
+        leaf=leaf,
+        tool_names=frozenset(t.name for t in fixture.tools),
+    )

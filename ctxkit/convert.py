@@ -1,0 +1,150 @@
+"""Branch → working messages (R-CONV-1…4, the summary message of R-TREE-3).
+
+Input: the `Branch`, the fixture, templates and settings. Output: `Converted` —
+the older history (summary first, pinned files before their message), the last
+user message, this turn's in-flight messages, and the files the summary took away.
+Token counts are left as None where they must be counted (see `measure`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .domain import FileKind, FileRecord, Fixture, InFlightMessage, Role, StoredMessage
+from .errors import InputError, Problem
+from .templates import Templates
+from .tree import Branch
+from .working import Call, Image, Kind, Working
+
+IMAGE_GENERATION_TOOL = "generate_image"
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    history: tuple[Working, ...]  # older history, oldest first (pinned files included)
+    last_user: Working | None
+    in_turn: tuple[Working, ...]
+    summarized_files: tuple[str, ...]  # text/metadata files of summarized messages
+    files_in_order: tuple[str, ...]  # every file id in order of first appearance
+
+
+def convert(branch: Branch, fixture: Fixture, templates: Templates) -> Converted:
+    files = {f.id: f for f in fixture.files}
+    history: list[Working] = []
+    if branch.summary is not None:
+        s = branch.summary
+        history.append(
+            Working(f"{s.id}", Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin="summary")
+        )
+    last_user = None
+    for message in branch.live:
+        produced = list(_message(message, files, fixture, templates))
+        if message is branch.last_user:
+            *pinned, last_user = produced
+            history.extend(pinned)
+        else:
+            history.extend(produced)
+    in_turn = tuple(_in_flight(m) for m in fixture.in_flight)
+    summarized_files = tuple(
+        fid
+        for m in branch.summarized
+        for fid in m.files
+        if files[fid].kind is not FileKind.IMAGE
+    )
+    seen: dict[str, None] = {}
+    for m in branch.summarized + branch.live:
+        for fid in m.files:
+            seen.setdefault(fid, None)
+    return Converted(tuple(history), last_user, in_turn, _unique(summarized_files), tuple(seen))
+
+
+def _unique(ids: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(ids))
+
+
+def _message(
+    m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, templates: Templates
+) -> Iterator[Working]:
+    if m.role is Role.USER:
+        yield from _user(m, files, fixture, templates)
+    else:
+        yield from _assistant(m, fixture, templates)
+
+
+def _user(
+    m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, templates: Templates
+) -> Iterator[Working]:
+    """R-CONV-1: pinned file messages first, then the message with its images."""
+    images: list[Image] = []
+    for k, fid in enumerate(m.files):
+        f = files[fid]
+        key = f"{m.id}#file{k}"
+        if f.kind is FileKind.IMAGE:
+            if f.data is None and f.tokens is None:
+                raise InputError(
+                    Problem(
+                        fixture.source,
+                        f.pointer or "/files",
+                        f"image {f.id!r} has neither bytes nor a stored `tokens` count",
+                    )
+                )
+            images.append(Image(f.id, f.data, f.tokens))
+        elif f.kind is FileKind.METADATA_ONLY:
+            text = templates.fill("file.metadata_only", name=f.name, id=f.id)
+            yield Working(key, Kind.USER, text, None, source_id=m.id, file_id=f.id, origin="file")
+        elif not (f.text or "").strip():
+            text = templates.fill("file.unavailable", name=f.name)
+            yield Working(key, Kind.USER, text, None, source_id=m.id, file_id=f.id, origin="file")
+        else:
+            text = templates.fill("file.text", name=f.name, content=f.text)
+            yield Working(
+                key, Kind.USER, text, f.tokens, source_id=m.id, file_id=f.id, origin="file",
+                count_text=f.text,
+            )
+    yield Working(m.id, Kind.USER, m.text, m.tokens, source_id=m.id, images=tuple(images))
+
+
+def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iterator[Working]:
+    """R-CONV-2/3: one assistant message per call turn, its results, then the answer."""
+    placeholder = templates.raw("tool_result_placeholder")
+    placeholder_tokens = fixture.settings.tool_result_placeholder_tokens
+    for turn in sorted({c.turn for c in m.tool_calls}):
+        group = [(j, c) for j, c in enumerate(m.tool_calls) if c.turn == turn]
+        calls = tuple(Call(c.id, c.name, c.args, c.tokens) for _, c in group)
+        yield Working(
+            f"{m.id}#calls{turn}", Kind.ASSISTANT, "", 0, source_id=m.id,
+            tool_calls=calls, origin="tool_calls",
+        )
+        for j, c in group:
+            key = f"{m.id}#result{j}"
+            if c.name == IMAGE_GENERATION_TOOL and c.generated_images:
+                replay = json.dumps(
+                    [{"file_id": g.file_id, "revised_prompt": g.revised_prompt}
+                     for g in c.generated_images],
+                    ensure_ascii=False,
+                )
+                yield Working(key, Kind.TOOL, replay, None, source_id=m.id, tool_call_id=c.id,
+                              origin="tool_result", notes=("image-generation replay (R-CONV-3)",))
+            elif c.name == IMAGE_GENERATION_TOOL and c.response:
+                yield Working(key, Kind.TOOL, c.response, None, source_id=m.id,
+                              tool_call_id=c.id, origin="tool_result",
+                              notes=("image-generation response replayed (R-CONV-3)",))
+            else:
+                yield Working(key, Kind.TOOL, placeholder, placeholder_tokens, source_id=m.id,
+                              tool_call_id=c.id, origin="tool_result",
+                              notes=("result replaced by the placeholder (R-CONV-3)",))
+    if m.text:
+        origin = "answer" if m.tool_calls else "message"
+        yield Working(m.id, Kind.ASSISTANT, m.text, m.tokens, source_id=m.id, origin=origin)
+
+
+def _in_flight(m: InFlightMessage) -> Working:
+    """R-CONV-4: this turn's own tool loop, in full."""
+    key = f"in_flight#{m.index}"
+    if m.role == "tool":
+        return Working(key, Kind.TOOL, m.text, m.tokens, tool_call_id=m.tool_call_id,
+                       origin="in_flight")
+    calls = tuple(Call(c.id, c.name, c.args, c.tokens) for c in m.tool_calls)
+    return Working(key, Kind.ASSISTANT, m.text, m.tokens, tool_calls=calls, origin="in_flight")

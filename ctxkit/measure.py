@@ -1,0 +1,65 @@
+"""Token costs of working messages, counted lazily and at most once.
+
+Input: a tokenizer name and the model's image support. Output: `Meter`, which
+gives the cost of a text, an image or a whole working message (R-FIX-3,
+R-CONV-4, R-ASM-6). Nothing is counted until someone asks, so the part of a
+long history that truncation never looks at is never tokenized.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import images as imagelib
+from .templates import Templates
+from .tokens import get_counter
+from .working import Call, Image, Working
+
+UNREADABLE_IMAGE_TOKENS = 85  # base cost of one image when its size cannot be read
+
+
+def dumps_args(args: Any) -> str:
+    """Call arguments as written into payloads: json.dumps defaults, non-ASCII kept."""
+    return json.dumps(args, ensure_ascii=False)
+
+
+class Meter:
+    def __init__(self, tokenizer: str, *, supports_images: bool, templates: Templates) -> None:
+        self.tokenizer = tokenizer
+        self.supports_images = supports_images
+        self.templates = templates
+        self._counter = get_counter(tokenizer)
+        self._cache: dict[str, int] = {}
+        self.counted_texts = 0  # how many texts were tokenized (for benchmarks and tests)
+
+    def text(self, text: str) -> int:
+        if not text:
+            return 0
+        self.counted_texts += 1
+        return self._counter.count(text)
+
+    def call(self, call: Call) -> int:
+        return call.tokens if call.tokens is not None else self.text(dumps_args(call.args))
+
+    def image(self, image: Image) -> int:
+        if not self.supports_images:
+            return self.text(self.templates.fill("image.non_vision_marker", id=image.file_id))
+        if image.tokens is not None:
+            return image.tokens
+        size = imagelib.image_size(image.data) if image.data else None
+        if size is None:
+            return UNREADABLE_IMAGE_TOKENS
+        return imagelib.estimate_tokens(*size)
+
+    def of(self, w: Working) -> int:
+        """The message's cost: its text (stored or counted), its images, its calls."""
+        cached = self._cache.get(w.key)
+        if cached is not None:
+            return cached
+        total = w.tokens if w.tokens is not None else self.text(
+            w.text if w.count_text is None else w.count_text)
+        total += sum(self.image(i) for i in w.images if not i.project)
+        total += sum(self.call(c) for c in w.tool_calls)
+        self._cache[w.key] = total
+        return total

@@ -1,0 +1,96 @@
+"""The built-in model table: (provider, model name) → `ModelInfo`, or None when unknown.
+
+The table is `ctxkit/data/models.json`, read once on the first lookup. Names match
+exactly (case-sensitive) after these normalisations, tried in order:
+
+* a leading `<provider>/` is dropped (`azure/gpt-5.1`, `ollama/llama3.1`);
+  Gemini also drops `models/`;
+* Ollama tags are ignored: `llama3.1:8b` is `llama3.1`;
+* a dated snapshot falls back to its base name (`gpt-4o-2024-08-06` → `gpt-4o`,
+  `claude-sonnet-4-5-20250929` → `claude-sonnet-4-5`);
+* a few documented aliases (`gpt-35-turbo`, `claude-3-7-sonnet`, …).
+
+Azure OpenAI shares the OpenAI table. Unknown models use `DEFAULTS_FOR_UNKNOWN`
+(images supported, 4096 output tokens, cl100k_base), but still need a window.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_TABLE_PATH = Path(__file__).parent / "data" / "models.json"
+_DATED = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8})$")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    max_input_tokens: int
+    supports_images: bool
+    max_output_tokens: int
+    tokenizer: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelDefaults:
+    """What R-FIX-0 assumes for a model the table does not know (no window)."""
+
+    supports_images: bool
+    max_output_tokens: int
+    tokenizer: str
+
+
+DEFAULTS_FOR_UNKNOWN = ModelDefaults(
+    supports_images=True, max_output_tokens=4096, tokenizer="cl100k_base"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    models: dict[str, dict[str, ModelInfo]]
+    provider_tables: dict[str, str]
+    aliases: dict[str, str]
+
+
+@functools.cache
+def _table() -> _Table:
+    raw: dict[str, Any] = json.loads(_TABLE_PATH.read_text(encoding="utf-8"))
+    models = {
+        provider: {name: ModelInfo(**fields) for name, fields in entries.items()}
+        for provider, entries in raw["models"].items()
+    }
+    return _Table(models, dict(raw["provider_tables"]), dict(raw["aliases"]))
+
+
+def _candidates(provider: str, name: str) -> Iterator[str]:
+    base = name.removeprefix(f"{provider}/")
+    if provider == "gemini":
+        base = base.removeprefix("models/")
+    if provider == "ollama":
+        base = base.split(":", 1)[0]
+    yield base
+    undated = _DATED.sub("", base)
+    if undated != base:
+        yield undated
+
+
+def lookup(provider: str, name: str) -> ModelInfo | None:
+    """The table's entry for the model, or None when the table does not know it."""
+    table = _table()
+    models = table.models.get(table.provider_tables.get(provider, provider), {})
+    for candidate in _candidates(provider, name):
+        info = models.get(table.aliases.get(candidate, candidate))
+        if info is not None:
+            return info
+    return None
+
+
+def known_models(provider: str) -> tuple[str, ...]:
+    """The names the table knows for a provider, in table order (for messages and docs)."""
+    table = _table()
+    return tuple(table.models.get(table.provider_tables.get(provider, provider), {}))

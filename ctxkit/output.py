@@ -1,0 +1,68 @@
+"""One writer for everything printed: JSON, YAML, shortened images, colour.
+
+Input: plain values (payloads, reports). Output: deterministic text. JSON uses
+`indent=2`, `ensure_ascii=False` and a trailing newline; payload key order is
+kept as built; colour only on a terminal and never with NO_COLOR.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from collections.abc import Set
+from typing import IO, Any
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def dumps_yaml(value: Any) -> str:
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def str_rep(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+        style = "|" if "\n" in data and not any(c in data for c in "\r\t") else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+    Dumper.add_representer(str, str_rep)
+    text: str = yaml.dump(value, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return text
+
+
+def short_image(b64: str) -> str:
+    raw = base64.b64decode(b64)
+    return f"<{len(raw)} bytes sha256:{hashlib.sha256(raw).hexdigest()[:8]}\u2026>"
+
+
+def shorten_images(value: Any, images: Set[str]) -> Any:
+    """Replace image base64 (bare or in a data URL) by `<N bytes sha256:…>`."""
+    if not images:
+        return value
+    if isinstance(value, dict):
+        return {k: shorten_images(v, images) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shorten_images(v, images) for v in value]
+    if isinstance(value, str):
+        if value in images:
+            return short_image(value)
+        if value.startswith("data:") and ";base64," in value:
+            head, _, data = value.partition(";base64,")
+            if data in images:
+                return f"{head};base64,{short_image(data)}"
+    return value
+
+
+def use_colour(stream: IO[str]) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def style(text: str, code: str, on: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if on else text

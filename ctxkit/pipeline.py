@@ -1,0 +1,40 @@
+"""The pure core driver: a loaded fixture and options → assembly, payload, reports.
+
+Input: `domain.Fixture`, `config.Options`. Output: `Result`. No printing, no
+exits, no click: callable from tests, the pytest plugin and other programs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .assemble import Assembly, assemble
+from .config import Options, resolve
+from .domain import Fixture
+from .reports import budget as budget_report
+from .reports import explain as explain_report
+from .translate import Payload, translate
+from .working import Row
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    assembly: Assembly
+    payload: Payload
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.assembly.record.warnings) + list(self.payload.prepared.warnings)
+
+    def budget(self) -> dict[str, Any]:
+        return budget_report.report(self.assembly, self.payload)
+
+    def explain(self) -> list[Row]:
+        return explain_report.rows(self.assembly, self.payload)
+
+
+def run(fixture: Fixture, options: Options | None = None) -> Result:
+    eff = resolve(fixture, options)
+    assembly = assemble(eff)
+    return Result(assembly, translate(assembly))

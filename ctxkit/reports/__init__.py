@@ -1,0 +1,1 @@
+"""Reports: renderings of the decision record (they never re-decide policy)."""

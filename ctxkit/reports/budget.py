@@ -1,0 +1,145 @@
+"""`budget`: where every token of the window went (SPEC §8.1 `budget`).
+
+Input: an `Assembly` and its `Payload`. Output: the JSON report, and a table
+with a one-line bar picture. Dropped history is counted here, on request.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tabulate import tabulate
+
+from ..assemble import Assembly
+from ..translate import Payload
+from ..working import Segment
+
+SEGMENTS = [str(s) for s in Segment]
+BAR_CHARS = {
+    "system": "S", "history": "h", "custom_agent": "a", "project_files": "p",
+    "forgotten_files": "f", "last_user": "U", "in_turn": "t", "reminder": "r",
+}
+BAR_WIDTH = 60
+
+
+def wire_tokens(a: Assembly, payload: Payload) -> int:
+    """The payload as sent, re-counted: its JSON with image bytes stripped, plus images."""
+    stripped = _strip(payload.body, payload.prepared.image_b64)
+    images = sum(a.meter.image(p.image) for m in payload.prepared.messages for p in m.parts
+                 if p.image is not None)
+    return a.meter.text(json.dumps(stripped, ensure_ascii=False)) + images
+
+
+def _strip(value: Any, images: set[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v, images) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip(v, images) for v in value]
+    if isinstance(value, str) and images:
+        if value in images:
+            return ""
+        head, sep, data = value.partition(";base64,")
+        if sep and data in images:
+            return head + sep
+    return value
+
+
+def tool_definition_tokens(a: Assembly, payload: Payload) -> int:
+    tools = payload.body.get("tools")
+    return a.meter.text(json.dumps(tools, ensure_ascii=False)) if tools else 0
+
+
+def report(a: Assembly, payload: Payload) -> dict[str, Any]:
+    segments = []
+    for name in SEGMENTS:
+        count = len(a.segments.get(name, ()))
+        if name == "project_files":
+            count += len(a.project.images)
+        segments.append({"name": name, "tokens": a.tokens(name), "messages": count})
+    used = sum(s["tokens"] for s in segments)
+    kept = a.segments["history"]
+    kept_keys = {w.key for w in kept}
+    dropped = [w for w in a.converted.history if w.key not in kept_keys]
+    margin_tokens = a.eff.max_input_tokens - a.available
+    tool_tokens = tool_definition_tokens(a, payload)
+    wire = wire_tokens(a, payload)
+    return {
+        "max_input_tokens": a.eff.max_input_tokens,
+        "safety_margin": str(a.eff.settings.safety_margin),
+        "safety_margin_tokens": margin_tokens,
+        "available_tokens": a.available,
+        "reserved_tokens": a.reserved,
+        "segments": segments,
+        "history": {
+            "budget": a.history_budget,
+            "kept_messages": len(kept),
+            "dropped_messages": len(dropped),
+            "kept_tokens": sum(a.meter.of(w) for w in kept),
+            "dropped_tokens": sum(a.meter.of(w) for w in dropped),
+        },
+        "used_tokens": used,
+        "free_tokens": a.available - used,
+        "tool_definitions_tokens": tool_tokens,
+        "tool_definitions_margin_share": _share(tool_tokens, margin_tokens),
+        "cache_prefix": {
+            "messages": payload.prepared.cache_prefix_messages,
+            "tokens": payload.prepared.cache_prefix_tokens,
+        },
+        "wire_tokens": wire,
+        "provider": payload.provider,
+        "model": a.eff.model,
+        "tokenizer": a.eff.tokenizer,
+    }
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.1%}" if whole else "n/a"
+
+
+def bar(data: dict[str, Any]) -> str:
+    window = data["max_input_tokens"]
+    cells = []
+    for s in data["segments"]:
+        cells += [BAR_CHARS[s["name"]]] * round(s["tokens"] / window * BAR_WIDTH)
+    cells = cells[:BAR_WIDTH]
+    free = round(max(data["free_tokens"], 0) / window * BAR_WIDTH)
+    cells += ["."] * min(free, BAR_WIDTH - len(cells))
+    cells += ["#"] * (BAR_WIDTH - len(cells))
+    return "[" + "".join(cells) + "]"
+
+
+def table(data: dict[str, Any]) -> str:
+    window = data["max_input_tokens"]
+    h = data["history"]
+    rows = []
+    for s in data["segments"]:
+        label = s["name"]
+        if label == "history":
+            label = f"history (kept {h['kept_messages']}, dropped {h['dropped_messages']})"
+        rows.append([label, f"{s['tokens']:,}", _share(s["tokens"], window), s["messages"]])
+    rows.append(["free", f"{data['free_tokens']:,}", _share(data["free_tokens"], window), ""])
+    rows.append(["safety margin", f"{data['safety_margin_tokens']:,}",
+                 _share(data["safety_margin_tokens"], window), ""])
+    text = tabulate(rows, headers=["segment", "tokens", "share", "messages"],
+                    tablefmt="simple", colalign=("left", "right", "right", "right"),
+                    disable_numparse=True)
+    legend = "S system  h history  a agent  p project  f forgotten  U last user  " \
+             "t in-turn  r reminder  . free  # margin"
+    lines = [
+        f"{data['provider']} {data['model']}: window {window:,} tokens, "
+        f"available {data['available_tokens']:,} (margin {data['safety_margin']}), "
+        f"tokenizer {data['tokenizer']}",
+        "",
+        text,
+        "",
+        bar(data),
+        legend,
+        "",
+        f"history budget {h['budget']:,}; dropped {h['dropped_tokens']:,} tokens; "
+        f"cache prefix {data['cache_prefix']['messages']} message(s), "
+        f"{data['cache_prefix']['tokens']:,} tokens; wire {data['wire_tokens']:,} tokens; "
+        f"tool definitions {data['tool_definitions_tokens']:,} tokens "
+        f"({data['tool_definitions_margin_share']} of the margin)",
+    ]
+    return "\n".join(lines) + "\n"

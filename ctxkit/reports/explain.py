@@ -1,0 +1,120 @@
+"""`explain`: one row per branch message, working message, file and in-flight message.
+
+Input: an `Assembly` and its `Payload`. Output: the rows of SPEC §8.1, in
+context order, read off the decision record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..assemble import Assembly, Fated
+from ..domain import FileKind
+from ..translate import Payload
+from ..working import Fate, Row, Working
+
+GENERATED_RULES = {
+    "system": "R-SYS-1",
+    "custom_agent": "R-SYS-5",
+    "documents": "R-PROJ-2",
+    "project_read_file": "R-PROJ-1",
+    "forgotten_files": "R-FILE-2",
+    "reminder": "R-REM-1",
+}
+
+
+def rows(a: Assembly, payload: Payload) -> list[Row]:
+    return list(_rows(a, payload))
+
+
+def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
+    image_rows = {r.key: r for r in payload.prepared.rows if r.key}
+    forgotten = {f.id for f, _ in a.forgotten}
+    files = {f.id: f for f in a.eff.fixture.files}
+    system = a.segments["system"]
+    for w in system:
+        yield _generated(a, w, "system")
+    for m in a.branch.summarized:
+        yield Row(m.id, str(m.role), None, _stored_tokens(a, m.text, m.tokens), Fate.SUMMARIZED,
+                  "R-TREE-3", key=m.id, text=m.text)
+        for fid in m.files:
+            f = files[fid]
+            if fid in forgotten:
+                yield Row(fid, "file", "forgotten_files", 0, Fate.FORGOTTEN, "R-FILE-1",
+                          ("attached to a summarized message (R-TREE-3)",), key=f"{m.id}:{fid}")
+            else:
+                yield Row(fid, "file", None, 0, Fate.SUMMARIZED, "R-TREE-3", key=f"{m.id}:{fid}")
+    for w in a.converted.history:
+        yield from _history_row(a, w, forgotten, image_rows)
+    for name in ("custom_agent",):
+        for w in a.segments[name]:
+            yield _generated(a, w, name)
+    project_docs = a.project.documents
+    if project_docs:
+        yield _generated(a, project_docs, "documents", "project_files")
+    for f, fate, rule, segment in a.project.fates:
+        if f.kind is FileKind.IMAGE and a.project.fits:
+            continue  # listed with the last user message, where it travels
+        tokens = f.tokens if f.tokens is not None else 0
+        yield Row(f.id, "file", segment if fate is not Fate.SEARCH_FILTER else None, tokens,
+                  fate, rule, ("project file",), key=f"project:{f.id}")
+    if a.project.read_file_list:
+        yield _generated(a, a.project.read_file_list, "project_read_file", "project_files")
+    for w in a.segments["forgotten_files"]:
+        yield _generated(a, w, "forgotten_files")
+    lu = a.segments["last_user"][0]
+    yield from _history_row(a, lu, forgotten, image_rows)
+    for w in a.converted.in_turn:
+        yield _row(a, w, None, str(w.kind))
+    for w in a.segments["reminder"]:
+        yield _generated(a, w, "reminder")
+    for m in a.branch.after_last_user:
+        yield Row(m.id, str(m.role), None, _stored_tokens(a, m.text, m.tokens),
+                  Fate.AFTER_LAST_USER, "R-TURN-1", key=m.id, text=m.text)
+    yield from (r for r in payload.prepared.rows if not r.key or r.key == "image_drop_notice")
+
+
+def _stored_tokens(a: Assembly, text: str, tokens: int | None) -> int:
+    return tokens if tokens is not None else a.meter.text(text)
+
+
+def _generated(a: Assembly, w: Working, name: str, segment: str | None = None) -> Row:
+    return Row(None, str(w.kind), segment or name, a.meter.of(w), Fate.GENERATED,
+               GENERATED_RULES[name], w.notes, key=w.key, text=w.text)
+
+
+def _row(a: Assembly, w: Working, ident: str | None, kind: str) -> Row:
+    fated = a.fates.get(w.key) or Fated(Fate.KEPT, "R-ASM-4", "history")
+    return Row(ident, kind, fated.segment, a.meter.of(w), fated.fate, fated.rule,
+               tuple(n for n in fated.notes), key=w.key, text=w.text)
+
+
+def _history_row(a: Assembly, w: Working, forgotten: set[str],
+                 image_rows: dict[str | None, Row]) -> Iterator[Row]:
+    if w.origin == "file":
+        row = _row(a, w, w.file_id, "file")
+        if w.file_id in forgotten and row.segment is None:
+            row = Row(row.id, row.kind, "forgotten_files", row.tokens, Fate.FORGOTTEN, "R-FILE-1",
+                      row.notes + (f"{row.fate} ({row.rule})",), key=row.key, text=row.text)
+        yield row
+        return
+    kind = "summary" if w.origin == "summary" else str(w.kind)
+    row = _row(a, w, w.source_id, kind)
+    yield row
+    for n, img in enumerate(w.images):
+        key = f"{w.key}#img{n}"
+        if key in image_rows:
+            yield image_rows[key]
+        elif not img.project:
+            yield Row(img.file_id, "file", None, a.meter.image(img), row.fate, row.rule,
+                      ("image on a message left out",), key=key)
+
+
+def table(rows: list[Row]) -> str:
+    from tabulate import tabulate
+
+    body = [[r.id if r.id is not None else "-", r.kind, r.segment or "-", f"{r.tokens:,}",
+             str(r.fate), r.rule, "; ".join(r.notes)] for r in rows]
+    return tabulate(body, headers=["id", "kind", "segment", "tokens", "fate", "rule", "notes"],
+                    tablefmt="simple", disable_numparse=True,
+                    colalign=("left", "left", "left", "right", "left", "left", "left")) + "\n"

@@ -1,0 +1,216 @@
+"""Built-in texts by name (SPEC §5), their slots, and override resolution.
+
+Input: override maps (fixture `templates:`, a `--templates` file). Output: a
+`Templates` value that fills slots by plain replacement of the listed names.
+The prose is ctxkit's own wording; the short format strings are the spec's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+_SYSTEM_PROMPT = """\
+You are the assistant of a team's chat workspace. Give accurate, well-organised \
+answers that rest on the conversation, the documents you are given and the results \
+of the tools you call. When something is uncertain or missing, say so plainly \
+rather than guessing.
+
+Today is {{CURRENT_DATETIME}}.
+
+{{REMINDER_TAG_DESCRIPTION}}
+
+{{CITATION_GUIDANCE}}"""
+
+# name -> (default text, slots)
+BUILTIN: dict[str, tuple[str, tuple[str, ...]]] = {
+    "system_prompt": (_SYSTEM_PROMPT, ()),
+    "citation_guidance": (
+        "Cite the documents and search results you rely on with their numbers in "
+        "square brackets, such as [1] or [2][3], right after the statement they "
+        "support. Cite only sources you were actually given.",
+        (),
+    ),
+    "reminder_tag_description": (
+        "Some user messages end with text inside <system-reminder> tags. That text "
+        "comes from the application, not from the user: follow it, but do not "
+        "mention it or quote it.",
+        (),
+    ),
+    "datetime_line": ("Today is {datetime}.", ("datetime",)),
+    "tool_guidance.search": (
+        "## Searching\n\nWhen the answer depends on facts you do not have, search "
+        "before answering, and keep calling tools until you have what you need. "
+        "Prefer several focused queries over one broad one.",
+        (),
+    ),
+    "tool_guidance.internal_search": (
+        "## internal_search\n\nSearches the team's own documents: wikis, tickets, "
+        "chats and uploaded files. Use it first for anything about the organisation.",
+        (),
+    ),
+    "tool_guidance.web_search": (
+        "## web_search\n\nSearches the public web. Use it for current events and "
+        "public facts the team's documents do not cover.",
+        (),
+    ),
+    "tool_guidance.open_url": (
+        "## open_url\n\nReads the full text of web pages. Search results are only "
+        "snippets: open the most promising pages before relying on them.",
+        (),
+    ),
+    "tool_guidance.python": (
+        "## python\n\nRuns Python code in a sandbox. Use it for calculations, data "
+        "analysis and charts instead of working numbers out by hand.",
+        (),
+    ),
+    "tool_guidance.generate_image": (
+        "## generate_image\n\nCreates images from a text description. Describe the "
+        "picture precisely; refer to earlier images by their file id.",
+        (),
+    ),
+    "tool_guidance.memory": (
+        "## memory\n\nStores short facts about the user for later conversations. "
+        "Save only what the user would want remembered.",
+        (),
+    ),
+    "reminder.citation": (
+        "Remember to cite your sources with their numbers in square brackets.",
+        (),
+    ),
+    "reminder.last_cycle": (
+        "This is your last chance to call tools in this turn: answer with what you "
+        "have now.",
+        (),
+    ),
+    "reminder.open_url": (
+        "You have just searched the web. Open the most relevant results with "
+        "open_url before answering; snippets alone are not enough.",
+        (),
+    ),
+    "reminder.image_generation": (
+        "The image was generated and the user can already see it. Do not repeat its "
+        "file id or describe it at length; answer briefly.",
+        (),
+    ),
+    "reminder.generated_files": (
+        "Files were generated in this turn. Mention them by name so the user can "
+        "find them.",
+        (),
+    ),
+    "file.text": ("File: {name}\n{content}\nEnd of File", ("name", "content")),
+    "file.unavailable": (
+        "File: {name}\n[The content of this file could not be read.]\nEnd of File",
+        ("name",),
+    ),
+    "file.metadata_only": (
+        "File: {name} (file_id: {id})\n[Only the file's metadata is available; read "
+        "it with the read_file tool if you need its content.]\nEnd of File",
+        ("name", "id"),
+    ),
+    "documents_preamble": (
+        "Here are some documents provided for context, they may not all be relevant:",
+        (),
+    ),
+    "forgotten_files.header": (
+        "You have access to the following files. Use the read_file tool to read "
+        "sections of any file. You MUST pass the file_id UUID (not the filename) to "
+        "read_file:",
+        (),
+    ),
+    "forgotten_files.line": (
+        '- file_id="{id}" filename="{name}" (~{chars} chars)',
+        ("id", "name", "chars"),
+    ),
+    "tool_result_placeholder": (
+        "This tool call completed but the results are no longer accessible.",
+        (),
+    ),
+    "image.label": ("[attached image \u2014 file_id: {id}]", ("id",)),
+    "image.non_vision_marker": (
+        "[attached image \u2014 file_id: {id} \u2014 not shown: the current model does "
+        "not support image input]",
+        ("id",),
+    ),
+    "image.drop_notice": (
+        "{count} earlier image(s) attached to this conversation were omitted to fit "
+        "the model's per-request image limit.",
+        ("count",),
+    ),
+    "summary.system": (
+        "You write summaries of conversations between a user and an assistant. The "
+        "summary replaces the messages it covers, so keep every fact, decision, open "
+        "question, file and number that later turns may need. Write plain prose, "
+        "without greetings.",
+        (),
+    ),
+    "summary.progressive_block": (
+        "A summary of the conversation before these messages already exists. Fold it "
+        "into the new summary:\n\n{previous_summary}",
+        ("previous_summary",),
+    ),
+    "summary.cutoff_marker": (
+        "[End of the messages to summarize. The messages below are recent context "
+        "only; do not summarize them.]",
+        (),
+    ),
+    "summary.instruction": (
+        "Summarize the conversation above the end marker.",
+        (),
+    ),
+    "summary.progressive_instruction": (
+        "Write one updated summary that combines the existing summary with the "
+        "messages above the end marker.",
+        (),
+    ),
+    "summary.used_tools": ("[Used tools: {tools}]", ("tools",)),
+}
+
+
+def check_override(name: str, text: object) -> str | None:
+    """Return what is wrong with overriding `name` by `text`, or None."""
+    if name not in BUILTIN:
+        return f"unknown template name {name!r} (see `ctxkit templates`)"
+    if not isinstance(text, str):
+        return f"template {name!r} must be a string"
+    missing = [s for s in BUILTIN[name][1] if "{" + s + "}" not in text]
+    if missing:
+        return f"template {name!r} is missing its slot(s) " + ", ".join(
+            "{" + s + "}" for s in missing
+        )
+    return None
+
+
+def validate_overrides(overrides: Mapping[str, object]) -> list[tuple[str, str]]:
+    """(name, problem) for every bad override, in name order (used by the loader)."""
+    found = []
+    for name in sorted(overrides):
+        problem = check_override(name, overrides[name])
+        if problem:
+            found.append((name, problem))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Templates:
+    texts: Mapping[str, str]
+
+    @classmethod
+    def build(cls, *layers: Iterable[tuple[str, str]]) -> Templates:
+        texts = {name: text for name, (text, _) in BUILTIN.items()}
+        for layer in layers:
+            texts.update(layer)
+        return cls(texts)
+
+    def raw(self, name: str) -> str:
+        return self.texts[name]
+
+    def fill(self, template: str, /, **slots: object) -> str:
+        """Replace the listed `{slot}`s in one pass (a value is never re-scanned)."""
+        text = self.texts[template]
+        names = BUILTIN[template][1]
+        if not names:
+            return text
+        pattern = re.compile("|".join(re.escape("{" + s + "}") for s in names))
+        return pattern.sub(lambda m: str(slots[m.group(0)[1:-1]]), text)

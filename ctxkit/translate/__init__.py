@@ -1,0 +1,47 @@
+"""Translation to provider payloads (layer 3, SPEC §6): a small registry.
+
+Input: an `Assembly`. Output: `Payload` — the request body exactly as a client
+would send it, plus what translation had to change (rows and warnings).
+Each provider module exposes `translate(assembly, prepared) -> dict`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..assemble import Assembly
+from .common import Prepared, prepare
+
+MODULES = {
+    "openai": "openai",
+    "azure": "openai",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "ollama": "ollama",
+}
+
+
+class Translator(Protocol):
+    def __call__(self, assembly: Assembly, prepared: Prepared) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    provider: str
+    body: dict[str, Any]
+    prepared: Prepared
+
+
+def translator(provider: str) -> Translator:
+    module = importlib.import_module(f".{MODULES[provider]}", __name__)
+    fn: Translator = module.translate
+    return fn
+
+
+def translate(assembly: Assembly) -> Payload:
+    provider = str(assembly.eff.provider)
+    prepared = prepare(assembly)
+    body = translator(provider)(assembly, prepared)
+    return Payload(provider, body, prepared)

@@ -1,0 +1,136 @@
+"""Provider-neutral preparation of the assembled list for translation (R-TR-5/6/8).
+
+Input: an `Assembly`. Output: `Prepared` — wire messages with text and image
+parts (labels, markers, the image cap and its drop notice applied), the
+prompt-cache split, and the record of what translation changed.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from ..assemble import Assembly
+from ..images import sniff_mime
+from ..system import wrap_reminder
+from ..working import Call, Fate, Image, Kind, Row, Working
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    text: str = ""
+    image: Image | None = None
+    mime: str = ""
+
+    @property
+    def b64(self) -> str:
+        assert self.image is not None and self.image.data is not None
+        return base64.b64encode(self.image.data).decode("ascii")
+
+
+@dataclass(slots=True)
+class WireMessage:
+    role: str  # system | user | assistant | tool
+    parts: list[Part]
+    key: str
+    tool_calls: tuple[Call, ...] = ()
+    tool_call_id: str | None = None
+    cacheable: bool = False
+
+    @property
+    def text(self) -> str:
+        return "\n".join(p.text for p in self.parts if p.image is None)
+
+
+@dataclass(slots=True)
+class Prepared:
+    messages: list[WireMessage]
+    cache_prefix_messages: int
+    cache_prefix_tokens: int
+    rows: list[Row] = field(default_factory=list)  # image fates and translation fix-ups
+    warnings: list[str] = field(default_factory=list)
+    image_b64: set[str] = field(default_factory=set)
+
+    def fixup(self, text: str, *, rule: str, id: str | None = None) -> None:
+        self.warnings.append(text)
+        self.rows.append(Row(id, "fixup", None, 0, Fate.FIXUP, rule, (text,)))
+
+
+def image_cap(a: Assembly) -> int | None:
+    s = a.eff.settings
+    if s.image_cap is not None:
+        return s.image_cap
+    if str(a.eff.provider).startswith("azure") and s.azure_image_cap:
+        return 50
+    return None
+
+
+def prepare(a: Assembly) -> Prepared:
+    t = a.eff.templates
+    allowed = _allowed_images(a)
+    out = Prepared([], 0, 0)
+    dropped = 0
+    for w in a.messages:
+        fated = a.fates.get(w.key)
+        seg = str(fated.segment) if fated and fated.segment else "history"
+        parts = [Part(wrap_reminder(w.text) if w.kind is Kind.REMINDER else w.text)]
+        for n, img in enumerate(w.images):
+            ident = (w.key, n)
+            if not a.eff.supports_images:
+                parts.append(Part(t.fill("image.non_vision_marker", id=img.file_id)))
+                out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_MARKER, "R-TR-5"))
+            elif ident not in allowed:
+                dropped += 1
+                out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_CAPPED, "R-TR-6"))
+            else:
+                parts.extend(_image_parts(a, ident, img, seg, out))
+        role = "user" if w.kind in (Kind.USER, Kind.REMINDER) else str(w.kind)
+        out.messages.append(WireMessage(role, parts, w.key, w.tool_calls, w.tool_call_id,
+                                        w.cacheable and a.eff.settings.prompt_cache))
+    if dropped:
+        notice = wrap_reminder(t.fill("image.drop_notice", count=dropped))
+        out.messages.append(WireMessage("user", [Part(notice)], "image_drop_notice"))
+        out.rows.append(Row(None, "user", "reminder", a.meter.text(notice), Fate.GENERATED,
+                            "R-TR-6", (f"{dropped} image(s) dropped by the cap",),
+                            key="image_drop_notice"))
+    prefix = 0
+    while prefix < len(a.messages) and a.messages[prefix].cacheable \
+            and a.eff.settings.prompt_cache:
+        prefix += 1
+    out.cache_prefix_messages = prefix
+    out.cache_prefix_tokens = sum(a.meter.of(w) for w in a.messages[:prefix])
+    return out
+
+
+def _image_parts(a: Assembly, ident: tuple[str, int], img: Image, seg: str,
+                 out: Prepared) -> list[Part]:
+    label = Part(a.eff.templates.fill("image.label", id=img.file_id))
+    if img.data is None:
+        out.warnings.append(f"image {img.file_id!r} has no bytes (budget-only): the payload "
+                            "carries only its label and is incomplete")
+        out.rows.append(_image_row(a, ident, img, seg, Fate.KEPT, "R-CONV-1", "budget-only: label alone"))
+        return [label]
+    mime = sniff_mime(img.data)
+    if mime is None:
+        out.fixup(f"image {img.file_id!r} is not a PNG, JPEG, GIF or WebP: it and its label "
+                  "are left out of the payload (its budget charge stays)", rule="R-TR-1",
+                  id=img.file_id)
+        return []
+    part = Part(image=img, mime=mime)
+    out.image_b64.add(part.b64)
+    out.rows.append(_image_row(a, ident, img, seg, Fate.KEPT, "R-CONV-1"))
+    return [label, part]
+
+
+def _image_row(a: Assembly, ident: tuple[str, int], img: Image, seg: str, fate: Fate,
+               rule: str, *notes: str) -> Row:
+    segment = None if fate is Fate.IMAGE_CAPPED else ("project_files" if img.project else seg)
+    return Row(img.file_id, "file", segment, a.meter.image(img), fate, rule, tuple(notes),
+               key=f"{ident[0]}#img{ident[1]}")
+
+
+def _allowed_images(a: Assembly) -> set[tuple[str, int]]:
+    """R-TR-6: newest message first; within a message, in attachment order."""
+    cap = image_cap(a)
+    every = [(w.key, n) for w in reversed(a.messages) if w.kind is Kind.USER
+             for n in range(len(w.images))]
+    return set(every if cap is None else every[:cap])

@@ -1,0 +1,86 @@
+"""OpenAI and Azure OpenAI chat completions bodies (R-TR-1, R-TR-7).
+
+Input: an `Assembly` and its `Prepared` wire messages. Output: the request
+body `{"model", "messages", "tools"?}`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..assemble import Assembly
+from ..measure import dumps_args
+from .common import Prepared, WireMessage
+
+REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
+NO_SYSTEM_MESSAGE = frozenset({"o1-mini", "o1-preview"})
+MARKDOWN_PREFIX = "Formatting re-enabled. "
+
+
+def is_reasoning_model(name: str) -> bool:
+    """R-TR-7: o1, o3, o4, gpt-5 or gpt-5.N delimited by start/end, space, - or /."""
+    return REASONING.search(name) is not None
+
+
+def _base_name(name: str) -> str:
+    return name.rsplit("/", 1)[-1]
+
+
+def content(m: WireMessage) -> str | list[dict[str, Any]]:
+    if not any(p.image for p in m.parts):
+        return m.text
+    parts: list[dict[str, Any]] = []
+    for p in m.parts:
+        if p.image is None:
+            if p.text:
+                parts.append({"type": "text", "text": p.text})
+        else:
+            parts.append({"type": "image_url",
+                          "image_url": {"url": f"data:{p.mime};base64,{p.b64}"}})
+    return parts
+
+
+def message(m: WireMessage) -> dict[str, Any]:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.text}
+    if m.role == "assistant":
+        out: dict[str, Any] = {"role": "assistant", "content": m.text or None}
+        if m.tool_calls:
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": dumps_args(c.args)}}
+                for c in m.tool_calls
+            ]
+        return out
+    return {"role": m.role, "content": content(m)}
+
+
+def tools(a: Assembly) -> list[dict[str, Any]]:
+    out = []
+    for t in a.eff.fixture.tools:
+        if not t.full:
+            continue
+        fn: dict[str, Any] = {"name": t.name}
+        if t.description is not None:
+            fn["description"] = t.description
+        if t.parameters is not None:
+            fn["parameters"] = t.parameters
+        out.append({"type": "function", "function": fn})
+    return out
+
+
+def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
+    messages = [message(m) for m in prepared.messages]
+    if messages and messages[0]["role"] == "system":
+        if is_reasoning_model(a.eff.model):
+            messages[0]["content"] = MARKDOWN_PREFIX + messages[0]["content"]
+        if _base_name(a.eff.model) in NO_SYSTEM_MESSAGE:
+            messages[0]["role"] = "user"
+            prepared.fixup(f"model {a.eff.model!r} takes no system message: the system text "
+                           "is sent as the first user message", rule="R-TR-1")
+    body: dict[str, Any] = {"model": a.eff.model, "messages": messages}
+    defs = tools(a)
+    if defs:
+        body["tools"] = defs
+    return body

