@@ -21,8 +21,8 @@ class Problem:
     message: str
 
     def render(self) -> str:
-        where = f"{self.source}:{self.location}" if self.location else self.source
-        return f"{where}: {self.message}"
+        where = ":".join(part for part in (self.source, self.location) if part)
+        return f"{where}: {self.message}" if where else self.message
 
 
 class CtxkitError(Exception):

