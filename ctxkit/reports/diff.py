@@ -109,7 +109,7 @@ def compare(a: Result, b: Result, label_a: str, label_b: str) -> Diff:
 
 
 def render(diff: Diff) -> str:
-    out = [f"--- {diff.label_a}", f"+++ {diff.label_b}", ""]
+    out = [f"a: {diff.label_a}", f"b: {diff.label_b}", ""]
     changed = diff.changed
     if not changed:
         out.append("messages: the same working messages are in both contexts")

@@ -1,0 +1,59 @@
+"""Golden snapshots of `assemble`, `budget` and `explain` for every gallery fixture.
+
+Adding a fixture under fixtures/ adds its cases. Review snapshot changes like
+code: `make snapshots` rewrites them, `git diff` shows what the model now sees.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import GALLERY, ctxkit
+
+IDS = [p.stem for p in GALLERY]
+
+
+@pytest.fixture(autouse=True)
+def _in_root(monkeypatch):
+    from .conftest import ROOT
+
+    monkeypatch.chdir(ROOT)  # so reports name fixtures by their relative paths
+
+
+def _run(*args: str):
+    r = ctxkit(*args, expect=None)
+    assert r.code in (0, 1), str(r)
+    if r.code == 1:
+        assert r.out == "" and r.err.count("\n") == 1 and r.err.startswith("error: ")
+        return {"exit": 1, "stderr": r.err}
+    return {"exit": 0, "stdout": r.out, "stderr": r.err}
+
+
+@pytest.mark.parametrize("path", GALLERY, ids=IDS)
+def test_gallery_assemble(path, snapshot):
+    assert _run("assemble", str(path.relative_to(path.parent.parent))) == snapshot
+
+
+@pytest.mark.parametrize("path", GALLERY, ids=IDS)
+def test_gallery_assemble_text(path, snapshot):
+    assert _run("assemble", str(path.relative_to(path.parent.parent)), "--format", "text") \
+        == snapshot
+
+
+@pytest.mark.parametrize("path", GALLERY, ids=IDS)
+def test_gallery_budget(path, snapshot):
+    assert _run("budget", str(path.relative_to(path.parent.parent)), "--format", "json") \
+        == snapshot
+
+
+@pytest.mark.parametrize("path", GALLERY, ids=IDS)
+def test_gallery_explain(path, snapshot):
+    assert _run("explain", str(path.relative_to(path.parent.parent))) == snapshot
+
+
+def test_gallery_is_listed_in_its_readme():
+    from .conftest import FIXTURES
+
+    listing = (FIXTURES / "README.md").read_text(encoding="utf-8")
+    missing = [p.name for p in GALLERY if f"`{p.name}`" not in listing]
+    assert not missing, f"add a line for each to fixtures/README.md: {missing}"
