@@ -73,8 +73,7 @@ def assemble(eff: Effective) -> Assembly:
     now = eff.now
     date = sysp.format_date(now or datetime.now(UTC))
 
-    worst = sysp.build(eff, citations=True, tools=frozenset(sysp.GUIDED_TOOLS), date=date)
-    reserved = sum(meter.text(t) for t in (worst.system, worst.agent) if t)
+    reserved = sysp.reserved_tokens(eff, meter.text, date)
     project = proj.build(eff, meter, reserved)
     citations = turn.searched or project.cite
     texts = sysp.build(eff, citations=citations, tools=eff.tool_names, date=date)

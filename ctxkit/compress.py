@@ -56,6 +56,7 @@ class CompressionPlan:
     branch: tree.Branch
     should_compress: bool
     history_tokens: int
+    summary_tokens: int  # of the summary that applies (part of history_tokens)
     reserved_tokens: int
     available_tokens: int
     threshold: int
@@ -84,43 +85,34 @@ def floor_ratio(value: int, ratio: Decimal) -> int:
 
 
 def plan(eff: Effective) -> CompressionPlan:
-    fixture, s = eff.fixture, eff.settings
     meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
     warnings: list[str] = []
     if eff.now is None:
         warnings.append("no `now` in the fixture: the reserved tokens come from a system "
                         "prompt dated by the real clock, so this output is not reproducible "
                         "(R-SYS-2)")
-    date = sysp.format_date(eff.now or datetime.now(UTC))
-    worst = sysp.build(eff, citations=True, tools=frozenset(sysp.GUIDED_TOOLS), date=date)
-    reserved = sum(meter.text(t) for t in (worst.system, worst.agent) if t)  # R-SYS-6
-
-    branch = tree.select(fixture, eff.leaf)
+    reserved = reserved_tokens(eff, meter)
+    branch = tree.select(eff.fixture, eff.leaf)
     after = branch.after_cutoff
     costs = [message_tokens(m, meter) for m in after]
     summary = branch.summary
-    summary_tokens = 0
-    if summary is not None:
-        summary_tokens = summary.tokens if summary.tokens is not None else meter.text(summary.text)
+    summary_tokens = 0 if summary is None else message_tokens(summary, meter)
     history = summary_tokens + sum(costs)
     available = eff.max_input_tokens - reserved
-    threshold = floor_ratio(available, s.compression_trigger_ratio)
+    threshold = floor_ratio(available, eff.settings.compression_trigger_ratio)
     due = history > threshold
 
     considered = [(m, c) for m, c in zip(after, costs, strict=True) if m.text.strip()]
-    budget = floor_ratio(history, s.recent_messages_ratio) if due else 0
-    note = None
-    if not due:
-        cut = 0
-        note = (f"not due: {history} history tokens are within the threshold of {threshold} "
-                "(R-CMP-1)")
-    else:
+    budget = floor_ratio(history, eff.settings.recent_messages_ratio) if due else 0
+    if due:
         cut, note = split(considered, budget)
+    else:
+        cut, note = 0, (f"not due: {history} history tokens are within the threshold of "
+                        f"{threshold} (R-CMP-1)")
     summarized = tuple(m for m, _ in considered[:cut])
     kept = tuple(m for m, _ in considered[cut:])
     last_user = next((m for m in reversed(branch.path) if m.role is Role.USER), None)
-    request = None
-    parent = through = None
+    request = parent = through = None
     if summarized and last_user is not None:
         parent, through = last_user.id, summarized[-1].id
         request = build_request(eff.templates, summarized, kept, summary)
@@ -129,11 +121,16 @@ def plan(eff: Effective) -> CompressionPlan:
         SplitRow(m, marks.get(m.id, Mark.SKIPPED), c) for m, c in zip(after, costs, strict=True))
     return CompressionPlan(
         eff=eff, branch=branch, should_compress=due, history_tokens=history,
-        reserved_tokens=reserved, available_tokens=available, threshold=threshold,
-        tokens_for_recent=budget, rows=rows, summarized=summarized, kept=kept,
-        summary_parent=parent, summarizes_through=through, request=request, note=note,
-        warnings=tuple(warnings),
+        summary_tokens=summary_tokens, reserved_tokens=reserved, available_tokens=available,
+        threshold=threshold, tokens_for_recent=budget, rows=rows, summarized=summarized,
+        kept=kept, summary_parent=parent, summarizes_through=through, request=request,
+        note=note, warnings=tuple(warnings),
     )
+
+
+def reserved_tokens(eff: Effective, meter: Meter) -> int:
+    """R-SYS-6, computed exactly as `assemble` does: the worst-case system texts."""
+    return sysp.reserved_tokens(eff, meter.text, sysp.format_date(eff.now or datetime.now(UTC)))
 
 
 def message_tokens(m: StoredMessage, meter: Meter) -> int:
@@ -148,7 +145,8 @@ def split(considered: list[tuple[StoredMessage, int]], budget: int) -> tuple[int
     """R-CMP-3: index of the first kept message among the considered ones, and a note."""
     n = len(considered)
     if not any(m.role is Role.USER for m, _ in considered):
-        return 0, "nothing to compress: no user message with text after the summary's cutoff (R-CMP-3)"
+        return 0, ("nothing to compress: no user message with text after the summary's "
+                   "cutoff (R-CMP-3)")
     start, used = n - 1, considered[-1][1]  # the newest is always kept
     for i in range(n - 2, -1, -1):
         if used + considered[i][1] > budget:
@@ -200,6 +198,7 @@ def report(p: CompressionPlan) -> dict[str, Any]:
     return {
         "should_compress": p.should_compress,
         "history_tokens": p.history_tokens,
+        "summary_tokens": p.summary_tokens,
         "max_input_tokens": p.eff.max_input_tokens,
         "reserved_tokens": p.reserved_tokens,
         "available_tokens": p.available_tokens,
@@ -219,8 +218,12 @@ def report(p: CompressionPlan) -> dict[str, Any]:
     }
 
 
-def provider_body(p: CompressionPlan) -> dict[str, Any] | None:
-    """The request as the effective provider's body, through the normal translators."""
+def provider_body(p: CompressionPlan) -> tuple[dict[str, Any], list[str]] | None:
+    """The request as the effective provider's body (and translation's warnings).
+
+    It goes through the normal translators: the request becomes the messages of
+    an otherwise empty `Assembly`, without the fixture's tool definitions.
+    """
     if p.request is None:
         return None
     from .assemble import Assembly
@@ -238,22 +241,29 @@ def provider_body(p: CompressionPlan) -> dict[str, Any] | None:
     assembly = Assembly(eff, meter, p.branch, Converted((), None, (), (), ()), messages, {}, {},
                         0, p.available_tokens, p.reserved_tokens, nothing, [], [], 0, False,
                         Record())
-    return translate(assembly).body
+    payload = translate(assembly)
+    return payload.body, list(payload.prepared.warnings)
 
 
 def write_back(fixture: Fixture, p: CompressionPlan, summary_text: str, out_path: str | Path,
                *, force: bool = False) -> tuple[str, list[str]]:
-    """R-CMP-5: write the fixture with the new summary node; returns (its id, warnings)."""
+    """R-CMP-5: write the fixture with the new summary node; returns (its id, warnings).
+
+    The output is the parsed document plus the node (YAML, or JSON for a `.json`
+    name), relative file paths rebased onto the output's folder, written atomically.
+    """
     out = Path(out_path)
     if p.summary_parent is None or p.summarizes_through is None:
         why = p.note or "no compression is due"
         raise InputError(Problem(fixture.source, "", f"nothing to write: {why}"))
+    if not summary_text.strip():
+        raise InputError(Problem(fixture.source, "", "the summary text is empty"))
     if not isinstance(fixture.raw, dict):
         raise InputError(Problem(fixture.source, "", "the fixture's document is not available"))
     if out.exists() and not force:
-        raise InputError(Problem(str(out), "", "already exists: pass --force to overwrite it"))
+        raise _exists(out)
     doc = copy.deepcopy(fixture.raw)
-    taken = {str(m.id) for m in fixture.messages}
+    taken = {m.id for m in fixture.messages}
     n = 1
     while f"summary-{n}" in taken:
         n += 1
@@ -262,15 +272,28 @@ def write_back(fixture: Fixture, p: CompressionPlan, summary_text: str, out_path
         "id": new_id, "role": "summary", "parent": p.summary_parent,
         "summarizes_through": p.summarizes_through, "text": summary_text,
     })
-    out_dir = Path(os.path.realpath(out.parent if str(out.parent) else "."))
-    warnings = ["YAML comments and formatting of the input are not carried over to "
-                f"{out} (it is written from the parsed document)"]
+    out_dir = Path(os.path.realpath(out.parent))
+    warnings = [_NO_COMMENTS.format(out=out)]
+    if p.eff.leaf is not None and p.eff.leaf != fixture.leaf:
+        doc["leaf"] = p.eff.leaf
+        warnings.append(f"leaf set to {p.eff.leaf!r}, the branch that was compressed")
     warnings += _rebase_paths(doc, fixture.base_dir, out_dir)
     from .output import dumps, dumps_yaml
 
     text = dumps(doc) if out.suffix.lower() == ".json" else dumps_yaml(doc)
-    _atomic_write(out, out_dir, text, force=force)
+    try:
+        _atomic_write(out, out_dir, text, force=force)
+    except OSError as exc:
+        raise InputError(Problem(str(out), "", f"cannot write: {exc.strerror or exc}")) from None
     return new_id, warnings
+
+
+_NO_COMMENTS = ("YAML comments and formatting of the input are not carried over to {out} "
+                "(it is written from the parsed document)")
+
+
+def _exists(out: Path) -> InputError:
+    return InputError(Problem(str(out), "", "already exists: pass --force to overwrite it"))
 
 
 def _rebase_paths(doc: dict[str, Any], base: Path, out_dir: Path) -> list[str]:
@@ -281,8 +304,7 @@ def _rebase_paths(doc: dict[str, Any], base: Path, out_dir: Path) -> list[str]:
             continue
         if Path(f["path"]).is_absolute():
             continue
-        target = os.path.normpath(base / f["path"])
-        moved = Path(os.path.relpath(target, out_dir)).as_posix()
+        moved = Path(os.path.relpath(os.path.normpath(base / f["path"]), out_dir)).as_posix()
         if moved != f["path"] and moved.split("/")[0] == "..":
             warnings.append(f"files[{n}].path is now {moved!r}, outside the output's folder: "
                             "load the written fixture with --allow-outside-paths")
@@ -291,28 +313,26 @@ def _rebase_paths(doc: dict[str, Any], base: Path, out_dir: Path) -> list[str]:
 
 
 def _atomic_write(out: Path, out_dir: Path, text: str, *, force: bool) -> None:
-    """Write to a temp file in the same folder, then move it into place in one step."""
+    """Write a temp file in the same folder, then move it into place in one step."""
     fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{out.name}.", suffix=".tmp")
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would surprise: use the usual mode
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would surprise: the usual mode
         if force:
             os.replace(tmp, out)
             return
         try:
-            os.link(tmp, out)  # fails if `out` appeared meanwhile: never clobbered
+            os.link(tmp, out)  # refuses an `out` that appeared meanwhile: never clobbered
         except FileExistsError:
-            raise InputError(Problem(str(out), "", "already exists: pass --force to "
-                                                   "overwrite it")) from None
-        except OSError:  # no hard links here (some file systems): check, then move
+            raise _exists(out) from None
+        except OSError:  # no hard links on this file system: check, then move
             if out.exists():
-                raise InputError(Problem(str(out), "", "already exists: pass --force to "
-                                                       "overwrite it")) from None
+                raise _exists(out) from None
             os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):

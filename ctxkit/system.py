@@ -6,6 +6,7 @@ Input: `Effective` settings and whether citations are required. Output: texts
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -134,6 +135,13 @@ def _dated(text: str, t: Templates, date: str, citations: bool, aware: bool) -> 
     if aware and DATE_PLACEHOLDER not in text:
         body = f"{body}\n\n{t.fill('datetime_line', datetime=date)}"
     return body
+
+
+def reserved_tokens(eff: Effective, count: Callable[[str], int], date: str) -> int:
+    """R-SYS-6: the worst-case system prompt (every guided tool, citations on),
+    plus the custom agent message when it is a separate message."""
+    worst = build(eff, citations=True, tools=frozenset(GUIDED_TOOLS), date=date)
+    return sum(count(t) for t in (worst.system, worst.agent) if t)
 
 
 def reminder_text(eff: Effective, turn: Turn, *, citations: bool) -> str | None:
