@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from . import models
-from .domain import Fixture, Provider
+from .domain import Fixture, Provider, Settings
 from .errors import InputError, Problem
 from .templates import Templates, check_override
 
@@ -45,7 +45,7 @@ class Effective:
     tool_names: frozenset[str] = field(default_factory=frozenset)
 
     @property
-    def settings(self):  # type: ignore[no-untyped-def]
+    def settings(self) -> Settings:
         return self.fixture.settings
 
 
@@ -55,6 +55,9 @@ def resolve(fixture: Fixture, options: Options | None = None) -> Effective:
     provider = Provider(o.provider) if o.provider else fixture.model.provider
     name = o.model or fixture.model.name
     info = models.lookup(str(provider), name)
+    if info is None and provider is not fixture.model.provider:
+        # --provider switched the provider but not the model: keep the model's own limits
+        info = models.lookup(str(fixture.model.provider), name)
     defaults = info or models.DEFAULTS_FOR_UNKNOWN
     max_input = o.max_input_tokens or fixture.model.max_input_tokens
     if max_input is None:

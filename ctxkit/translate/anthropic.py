@@ -93,7 +93,7 @@ def _text_blocks(m: WireMessage, origin: int) -> list[_Block]:
 
 
 class _Builder:
-    def __init__(self, a: Assembly, prepared: Prepared) -> None:
+    def __init__(self, prepared: Prepared) -> None:
         self.prepared = prepared
         originals = [c.id for m in prepared.messages for c in m.tool_calls]
         originals += [m.tool_call_id for m in prepared.messages if m.tool_call_id]
@@ -125,7 +125,7 @@ class _Builder:
                                   "input": args}, i))
         if not blocks:
             self.prepared.fixup(f"anthropic: message {m.key!r} has no non-empty text, image or "
-                                "tool block and is left out", rule="R-TR-3", id=m.key)
+                                "tool block and is left out", rule="R-TR-3")
             return
         self._append("assistant" if m.role == "assistant" else "user", blocks)
 
@@ -200,7 +200,7 @@ def tools(a: Assembly, called: list[str], prepared: Prepared) -> list[dict[str, 
 
 
 def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
-    b = _Builder(a, prepared)
+    b = _Builder(prepared)
     for i, m in enumerate(prepared.messages):
         b.add(i, m)
     b.finish()

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+
 from ..assemble import Assembly
 from ..images import sniff_mime
 from ..system import wrap_reminder
-from ..working import Call, Fate, Image, Kind, Row, Working
+from ..working import Call, Fate, Image, Kind, Row
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +39,7 @@ class WireMessage:
 
     @property
     def text(self) -> str:
-        return "\n".join(p.text for p in self.parts if p.image is None)
+        return "\n".join(p.text for p in self.parts if p.image is None and p.text)
 
 
 @dataclass(slots=True)
@@ -78,7 +79,7 @@ def prepare(a: Assembly) -> Prepared:
             if not a.eff.supports_images:
                 parts.append(Part(t.fill("image.non_vision_marker", id=img.file_id)))
                 out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_MARKER, "R-TR-5"))
-            elif ident not in allowed:
+            elif ident not in allowed and not _unreadable(img):
                 dropped += 1
                 out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_CAPPED, "R-TR-6"))
             else:
@@ -132,5 +133,10 @@ def _allowed_images(a: Assembly) -> set[tuple[str, int]]:
     """R-TR-6: newest message first; within a message, in attachment order."""
     cap = image_cap(a)
     every = [(w.key, n) for w in reversed(a.messages) if w.kind is Kind.USER
-             for n in range(len(w.images))]
+             for n, img in enumerate(w.images) if not _unreadable(img)]
     return set(every if cap is None else every[:cap])
+
+
+def _unreadable(img: Image) -> bool:
+    """Bytes that are not a PNG, JPEG, GIF or WebP: left out of the payload, never capped."""
+    return img.data is not None and sniff_mime(img.data) is None
