@@ -57,3 +57,10 @@ def test_gallery_is_listed_in_its_readme():
     listing = (FIXTURES / "README.md").read_text(encoding="utf-8")
     missing = [p.name for p in GALLERY if f"`{p.name}`" not in listing]
     assert not missing, f"add a line for each to fixtures/README.md: {missing}"
+
+
+@pytest.mark.parametrize("provider", ["openai", "azure", "anthropic", "gemini", "ollama"])
+@pytest.mark.parametrize("path", GALLERY, ids=IDS)
+def test_gallery_assemble_every_provider(path, provider, snapshot):
+    assert _run("assemble", str(path.relative_to(path.parent.parent)),
+                "--provider", provider) == snapshot
