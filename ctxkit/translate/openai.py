@@ -11,7 +11,7 @@ from typing import Any
 
 from ..assemble import Assembly
 from ..measure import dumps_args
-from .common import Prepared, WireMessage
+from .common import Part, Prepared, WireMessage
 
 REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
 NO_SYSTEM_MESSAGE = frozenset({"o1-mini", "o1-preview"})
@@ -71,15 +71,15 @@ def tools(a: Assembly) -> list[dict[str, Any]]:
 
 
 def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
-    messages = [message(m) for m in prepared.messages]
-    if messages and messages[0]["role"] == "system":
+    first = prepared.messages[0] if prepared.messages else None
+    if first is not None and first.role == "system":
         if is_reasoning_model(a.eff.model):
-            messages[0]["content"] = MARKDOWN_PREFIX + messages[0]["content"]
+            first.parts[0] = Part(MARKDOWN_PREFIX + first.parts[0].text)
         if _base_name(a.eff.model) in NO_SYSTEM_MESSAGE:
-            messages[0]["role"] = "user"
+            first.role = "user"
             prepared.fixup(f"model {a.eff.model!r} takes no system message: the system text "
                            "is sent as the first user message", rule="R-TR-1")
-    body: dict[str, Any] = {"model": a.eff.model, "messages": messages}
+    body: dict[str, Any] = {"model": a.eff.model, "messages": [message(m) for m in prepared.messages]}
     defs = tools(a)
     if defs:
         body["tools"] = defs
