@@ -42,6 +42,10 @@ def main(argv: list[str] | None = None) -> None:
     """Run the CLI; map every error to one `error:` line and its exit code."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
+    if not args:
+        with click.Context(cli, info_name="ctxkit") as ctx:
+            click.echo(cli.get_help(ctx))
+        sys.exit(ExitStatus.OK)
     try:
         cli.main(args=args, prog_name="ctxkit", standalone_mode=False)
     except CtxkitError as exc:
