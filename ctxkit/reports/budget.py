@@ -51,13 +51,13 @@ def tool_definition_tokens(a: Assembly, payload: Payload) -> int:
 
 
 def report(a: Assembly, payload: Payload) -> dict[str, Any]:
-    segments = []
+    segments: list[dict[str, Any]] = []
     for name in SEGMENTS:
         count = len(a.segments.get(name, ()))
         if name == "project_files":
             count += len(a.project.images)
         segments.append({"name": name, "tokens": a.tokens(name), "messages": count})
-    used = sum(s["tokens"] for s in segments)
+    used = sum(int(s["tokens"]) for s in segments)
     kept = a.segments["history"]
     kept_keys = {w.key for w in kept}
     dropped = [w for w in a.converted.history if w.key not in kept_keys]

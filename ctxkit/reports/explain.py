@@ -90,7 +90,7 @@ def _row(a: Assembly, w: Working, ident: str | None, kind: str) -> Row:
 
 
 def _history_row(a: Assembly, w: Working, forgotten: set[str],
-                 image_rows: dict[str | None, Row]) -> Iterator[Row]:
+                 image_rows: dict[str, Row]) -> Iterator[Row]:
     if w.origin == "file":
         row = _row(a, w, w.file_id, "file")
         if w.file_id in forgotten and row.segment is None:
