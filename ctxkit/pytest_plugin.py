@@ -1,1 +1,273 @@
-"""pytest plugin placeholder; replaced by the snapshot plugin."""
+"""pytest plugin (entry point `pytest11: ctxkit`): golden snapshots of ctxkit fixtures.
+
+Input: fixtures named by tests through the `ctxkit_snapshot` fixture, or every
+fixture file under `--ctxkit-fixtures DIR` (one test item each). Output: syrupy
+comparisons of `{"payload", "budget"}` as readable JSON files, a unified diff on
+mismatch; `pytest --snapshot-update` accepts changes, syrupy reports unused ones.
+
+pytest loads this module in every run, so it imports nothing heavy: the
+pipeline, syrupy's extension classes and `ctxkit.snapshot` load on first use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+EXTENSIONS = ("PayloadSnapshotExtension", "FixtureSnapshotExtension")
+_SNAPSHOT_DIR = pytest.StashKey[Path | None]()
+_FIXTURE_DIRS = pytest.StashKey[tuple[Path, ...]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ctxkit", "ctxkit golden snapshots")
+    group.addoption("--ctxkit-fixtures", action="append", default=[], metavar="DIR",
+                    help="Collect every ctxkit fixture file under DIR as a snapshot test.")
+    group.addoption("--ctxkit-snapshots", default=None, metavar="DIR",
+                    help="Where those snapshots live (default: DIR/__snapshots__).")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    given = config.getoption("ctxkit_fixtures") or []
+    if not given:
+        return
+    if not config.pluginmanager.hasplugin("syrupy"):
+        raise pytest.UsageError("--ctxkit-fixtures needs syrupy: pip install syrupy")
+    base = config.invocation_params.dir
+    dirs = tuple((base / d).resolve() for d in given)
+    for d, text in zip(dirs, given, strict=True):
+        if not d.is_dir():
+            raise pytest.UsageError(f"--ctxkit-fixtures {text}: no such folder")
+        if not any(p.suffix in (".yaml", ".yml", ".json") for p in d.rglob("*")):
+            raise pytest.UsageError(f"--ctxkit-fixtures {text}: no fixture files in this folder")
+    config.stash[_FIXTURE_DIRS] = dirs
+    snapshots = config.getoption("ctxkit_snapshots")
+    config.stash[_SNAPSHOT_DIR] = (base / snapshots).resolve() if snapshots else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k/-m deselection and syrupy's own bookkeeping
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    dirs = config.stash.get(_FIXTURE_DIRS, ())
+    if not dirs:
+        return
+    snapshots = config.stash.get(_SNAPSHOT_DIR, None)
+    stores = [snapshots or root / "__snapshots__" for root in dirs]
+    owners: dict[Path, Path] = {}  # snapshot file → the fixture that claimed it first
+    for root, store in zip(dirs, stores, strict=True):
+        items.extend(_fixture_items(session, root, store, owners))
+    if config.option.file_or_dir:
+        # Paths were given: tell syrupy the snapshot folders were selected too, so it
+        # reports (and with --snapshot-update deletes) snapshots of deleted fixtures.
+        config.option.file_or_dir = [*config.option.file_or_dir, *map(str, stores)]
+
+
+def _fixture_items(session: pytest.Session, root: Path, store: Path,
+                   owners: dict[Path, Path]) -> Iterator[FixtureItem]:
+    from .snapshot import expand, snapshot_name
+
+    for text in expand([str(root)], exclude=[store]):
+        path = Path(text)
+        file = FixtureFile.from_parent(session, path=path)
+        location = store / snapshot_name(path)
+        clash = owners.setdefault(location, path)
+        item = FixtureItem.from_parent(file, name=path.stem, snapshot_path=location,
+                                       clash=None if clash == path else clash)
+        session.ihook.pytest_collectreport(
+            report=pytest.CollectReport(file.nodeid, "passed", None, [item]))
+        yield item
+
+
+class FixtureFile(pytest.File):
+    """A fixture file found under --ctxkit-fixtures; its one item is made directly."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        return iter(())
+
+
+def _fixture_snapshot() -> None:
+    """Stand-in for `item.obj`, which syrupy reads to name the test."""
+
+
+class FixtureItem(pytest.Item):
+    """One fixture compared with `<snapshots>/<stem>.json` (the `ctxkit snapshot` layout)."""
+
+    def __init__(self, *, snapshot_path: Path, clash: Path | None = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.snapshot_path = snapshot_path
+        self.clash = clash
+        self.obj = _fixture_snapshot
+
+    def runtest(self) -> None:
+        from syrupy.assertion import SnapshotAssertion
+        from syrupy.location import PyTestLocation
+
+        if self.clash is not None:
+            root = self.config.rootpath
+            pytest.fail(f"{_shown(self.path, root)} and {_shown(self.clash, root)} both need "
+                        f"the snapshot {self.snapshot_path.name}: rename one", pytrace=False)
+        opt = self.config.option
+        assertion = SnapshotAssertion(
+            session=self.config._syrupy,  # type: ignore[attr-defined]
+            extension_class=_extension(EXTENSIONS[1]),
+            test_location=PyTestLocation(self), update_snapshots=opt.update_snapshots,
+            update_new_snapshots_only=opt.update_new_snapshots_only)
+        _compare(assertion, _assembled(self.path, {}), self.nodeid.partition("::")[0])
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"ctxkit snapshot of {self.name}"
+
+
+@pytest.fixture
+def ctxkit_snapshot(request: pytest.FixtureRequest, snapshot: Any) -> Callable[..., None]:
+    """`ctxkit_snapshot("fixtures/a.yaml", provider="anthropic")`: assemble and compare.
+
+    Relative paths resolve from pytest's rootdir. One snapshot per fixture and
+    option set, named `<test>[<stem>.<provider>.max<N>].json` under syrupy's
+    `__snapshots__/<test module>/`.
+    """
+    assertion = snapshot.use_extension(_extension(EXTENSIONS[0]))
+    root = request.config.rootpath
+
+    def check(fixture: str | Path, *, provider: str | None = None,
+              max_input_tokens: int | None = None) -> None:
+        from .snapshot import snapshot_name
+
+        path = Path(fixture) if Path(fixture).is_absolute() else root / fixture
+        options = {"provider": provider, "max_input_tokens": max_input_tokens}
+        name = snapshot_name(path, provider, max_input_tokens).removesuffix(".json")
+        label = f"{fixture}" + "".join(f" {k}={v}" for k, v in options.items() if v)
+        _compare(assertion(name=name), _assembled(path, options), label)
+
+    return check
+
+
+def _assembled(path: Path, options: dict[str, Any]) -> str:
+    """The snapshot text, or a test failure naming the bad input (never a traceback)."""
+    from .config import Options
+    from .errors import InputError
+    from .load import load_fixture
+    from .snapshot import snapshot_text
+
+    try:
+        shown = os.path.relpath(path)  # errors name the fixture as the CLI would
+    except ValueError:  # another drive (Windows)
+        shown = str(path)
+    try:
+        return snapshot_text(load_fixture(shown), Options(**options))[0]
+    except InputError as exc:
+        problems = "\n".join(exc.lines())
+    pytest.fail(problems, pytrace=False)
+
+
+def _compare(assertion: Any, text: str, label: str) -> None:
+    """Let syrupy compare (and record, and write on --snapshot-update); fail with a diff."""
+    if assertion == text:
+        return
+    from .snapshot import unified_diff
+
+    result = assertion.executions[assertion.num_executions - 1]
+    if result.exception is not None:
+        raise result.exception
+    where = _shown(Path(result.snapshot_location), assertion.session.pytest_session.config.rootpath)
+    if result.recalled_data is None:
+        pytest.fail(f"no ctxkit snapshot {where} for {label}: "
+                    "run pytest --snapshot-update to write it", pytrace=False)
+    diff = unified_diff(str(result.recalled_data), text, stored_label=f"{where} (stored)",
+                        assembled_label=f"{where} (assembled from {label})")
+    pytest.fail(f"ctxkit snapshot {where} differs for {label} "
+                f"(pytest --snapshot-update accepts it):\n{diff}", pytrace=False)
+
+
+def _shown(path: Path, root: Path) -> Path:
+    with contextlib.suppress(ValueError):
+        return path.relative_to(root)
+    return path
+
+
+# --- syrupy extensions, built on first use (syrupy may not be installed) -------------
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: `ctxkit.pytest_plugin.<Extension>` for syrupy
+    if name in EXTENSIONS:
+        return _extension(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _extension(name: str) -> Any:
+    cached = globals().get(f"_{name}")
+    if cached is None:
+        for cls in _build_extensions():
+            globals()[f"_{cls.__name__}"] = cls
+        cached = globals()[f"_{name}"]
+    return cached
+
+
+def _build_extensions() -> tuple[type, type]:
+    from syrupy.data import SnapshotCollections
+    from syrupy.extensions.json import JSONSnapshotExtension
+
+    from .snapshot import is_snapshot_file, render, unified_diff, write_atomic
+
+    class PayloadSnapshotExtension(JSONSnapshotExtension):
+        """Snapshots as `ctxkit snapshot` writes them: payload key order kept, atomic writes."""
+
+        def serialize(self, data: Any, **kw: Any) -> str:
+            return data if isinstance(data, str) else render(data)
+
+        def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
+            diff = unified_diff(str(snapshot_data), str(serialized_data),
+                                stored_label="stored", assembled_label="assembled")
+            yield from diff.splitlines()
+
+        @classmethod
+        def write_snapshot_collection(cls, *, snapshot_collection: Any,
+                                      name_order: Any = None) -> None:
+            data = next(iter(snapshot_collection)).data
+            write_atomic(Path(snapshot_collection.location), str(data))
+
+    class FixtureSnapshotExtension(PayloadSnapshotExtension):
+        """`<snapshots>/<fixture stem>.json`, only for `FixtureItem`s; claims only its own files."""
+
+        @classmethod
+        def dirname(cls, *, test_location: Any) -> str:
+            item = test_location.item
+            if isinstance(item, FixtureItem):
+                return str(item.snapshot_path.parent)
+            return str(super().dirname(test_location=test_location))
+
+        @classmethod
+        def discovery_dirname(cls, *, test_location: Any) -> str:
+            return cls.dirname(test_location=test_location)
+
+        @classmethod
+        def get_snapshot_name(cls, *, test_location: Any, index: Any = 0) -> str:
+            item = test_location.item
+            if isinstance(item, FixtureItem):
+                return item.snapshot_path.stem
+            return str(super().get_snapshot_name(test_location=test_location, index=index))
+
+        @classmethod
+        def matches_test_location(cls, *, test_location: Any, snapshot_location: str) -> bool:
+            item = test_location.item
+            return isinstance(item, FixtureItem) and Path(snapshot_location) == item.snapshot_path
+
+        def discover_snapshots(self, *, test_location: Any,
+                               ignore_extensions: list[str] | None = None) -> Any:
+            found = SnapshotCollections()
+            if isinstance(test_location.item, FixtureItem):
+                folder = Path(self.dirname(test_location=test_location))
+                for path in sorted(folder.glob("*.json")):
+                    if is_snapshot_file(path):
+                        found.add(self.read_snapshot_collection(snapshot_location=str(path)))
+            return found
+
+    for cls in (PayloadSnapshotExtension, FixtureSnapshotExtension):
+        cls.__module__ = __name__
+        cls.__qualname__ = cls.__name__
+    return PayloadSnapshotExtension, FixtureSnapshotExtension

@@ -1,0 +1,72 @@
+"""`ctxkit snapshot`: the golden check of payload + budget for each fixture (SPEC §8).
+
+Input: fixture files or folders, a snapshots folder, option sets. Output: one
+line per snapshot that did not simply pass (with a unified diff for a mismatch,
+coloured only on a terminal), then `N passed, M failed` on stdout. Exit 1 on
+any mismatch or missing snapshot, 2 on bad input (a clock-dependent fixture
+without `now` included).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ..errors import ExitStatus
+from . import cli
+from .options import PROVIDERS, echo, load, load_options, warn
+
+DIFF_STYLES = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
+
+
+def colour_diff(diff: str, on: bool) -> str:
+    """Colour a plain unified diff line by line (headers bold, hunks cyan, +green, -red)."""
+    if not on:
+        return diff
+    from ..output import style
+
+    out = []
+    for line in diff.splitlines():
+        code = next((c for prefix, c in DIFF_STYLES if line.startswith(prefix)), None)
+        out.append(style(line, code, True) if code else line)
+    return "\n".join(out) + "\n"
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--snapshots", "snapshots_dir", required=True, metavar="DIR",
+              type=click.Path(file_okay=False),
+              help="Folder holding one JSON snapshot per fixture and option set.")
+@click.option("--update", is_flag=True, help="Write snapshots that are missing or differ.")
+@click.option("--prune", is_flag=True,
+              help="Report snapshots no fixture produces; with --update, delete them.")
+@click.option("--provider", "providers", multiple=True, type=click.Choice(PROVIDERS),
+              help="Provider to build for; repeat for one snapshot per provider.")
+@click.option("--max-input-tokens", "windows", multiple=True, type=click.IntRange(min=1),
+              help="The model's input window; repeat for one snapshot per window.")
+@load_options
+def snapshot(paths: tuple[str, ...], snapshots_dir: str, update: bool, prune: bool,
+             providers: tuple[str, ...], windows: tuple[int, ...], **kw: Any) -> None:
+    """Compare payload + budget of each fixture with its stored snapshot."""
+    from ..config import Options
+    from ..output import use_colour
+    from ..snapshot import check
+
+    options_list = [Options(provider=p, max_input_tokens=w)
+                    for p in (providers or (None,)) for w in (windows or (None,))]
+    report = check(paths, snapshots_dir, update=update, prune=prune,
+                   options_list=options_list, loader=lambda path: load(path, kw))
+    for text in report.warnings:
+        warn(text)
+    colour = use_colour(sys.stdout)
+    for outcome in report.outcomes:
+        if outcome.status == "passed":
+            continue
+        click.echo(outcome.message())
+        if outcome.diff:
+            echo(colour_diff(outcome.diff, colour))
+    click.echo(report.summary())
+    if report.exit_status != ExitStatus.OK:
+        raise SystemExit(report.exit_status)

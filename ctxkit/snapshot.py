@@ -1,0 +1,341 @@
+"""Golden snapshots: fixtures × option sets → stored JSON files, compared or written (SPEC §8).
+
+Input: fixture paths (files or folders), a snapshots folder, option sets. Output:
+a `SnapshotReport` with one `Outcome` per fixture and option set (plus pruned
+files). A snapshot is `{"payload", "budget"}` (or `{"error"}` when the assembly
+fails by rule) written by `output.dumps`; one file per fixture and option set,
+named by `snapshot_name`. Never prints; writes only with `update` (atomically).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import enum
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .config import Options
+from .domain import Fixture
+from .errors import ExitStatus, InputError, Problem, RuleError
+from .output import dumps, shorten_images
+from .pipeline import Result, run
+
+FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
+SNAPSHOTS_DIRNAME = "__snapshots__"  # skipped when folders are expanded (syrupy's name)
+DOCUMENT_KEYS = (frozenset({"payload", "budget"}), frozenset({"error"}))
+CLOCK_PROBLEM = ("the output depends on the clock and the fixture has no `now`: add "
+                 "`now:` so the snapshot is reproducible (R-SYS-2)")
+
+Loader = Callable[[str], Fixture]
+
+
+class Status(enum.StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"  # differs from the stored file; `diff` says how
+    MISSING = "missing"  # no stored file and no --update: a failure
+    WRITTEN = "written"  # created or updated by --update
+    UNUSED = "unused"  # --prune without --update: stored, but nothing produces it (a failure)
+    DELETED = "deleted"  # --prune --update removed it
+
+
+FAILURES = frozenset({Status.FAILED, Status.MISSING, Status.UNUSED})
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    snapshot: str  # the snapshot file, spelled from the snapshots folder as given
+    status: Status
+    fixture: str | None = None  # None for unused/deleted files
+    diff: str = ""  # unified diff, stored (-) → assembled (+), plain text
+    created: bool = False  # WRITTEN: there was no file before
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILURES
+
+    def message(self) -> str:
+        """One plain line: status, snapshot, fixture, and what to do about it."""
+        source = f" ({self.fixture})" if self.fixture else ""
+        detail = {
+            Status.PASSED: "",
+            Status.FAILED: ": the assembly differs from the snapshot",
+            Status.MISSING: ": no snapshot stored; run with --update to write it",
+            Status.WRITTEN: ": new" if self.created else ": updated",
+            Status.UNUSED: ": no fixture produces it; run with --update --prune to delete it",
+            Status.DELETED: ": no fixture produces it",
+        }[self.status]
+        return f"{self.status}: {self.snapshot}{source}{detail}"
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotReport:
+    outcomes: tuple[Outcome, ...]
+    warnings: tuple[str, ...] = ()
+
+    def count(self, *statuses: Status) -> int:
+        return sum(o.status in statuses for o in self.outcomes)
+
+    @property
+    def failed(self) -> int:
+        return self.count(*FAILURES)
+
+    @property
+    def exit_status(self) -> ExitStatus:
+        return ExitStatus.FAILED if self.failed else ExitStatus.OK
+
+    def summary(self) -> str:
+        """`N passed, M failed`, then the files written or deleted when there are any."""
+        parts = [f"{self.count(Status.PASSED)} passed", f"{self.failed} failed"]
+        for status in (Status.WRITTEN, Status.DELETED):
+            if n := self.count(status):
+                parts.append(f"{n} {status}")
+        return ", ".join(parts)
+
+
+# --- naming and rendering ------------------------------------------------------
+
+
+def snapshot_name(fixture_path: str | Path, provider: str | None = None,
+                  max_input_tokens: int | None = None) -> str:
+    """`plain_chat.json`, `plain_chat.anthropic.json`, `plain_chat.anthropic.max8000.json`."""
+    parts = [Path(fixture_path).stem]
+    if provider:
+        parts.append(str(provider))
+    if max_input_tokens is not None:
+        parts.append(f"max{max_input_tokens}")
+    return ".".join(parts) + ".json"
+
+
+def options_name(fixture_path: str | Path, options: Options) -> str:
+    return snapshot_name(fixture_path, options.provider, options.max_input_tokens)
+
+
+def snapshot_document(result: Result) -> dict[str, Any]:
+    body = shorten_images(result.payload.body, result.payload.prepared.image_b64)
+    return {"payload": body, "budget": result.budget()}
+
+
+def render(document: dict[str, Any]) -> str:
+    return dumps(document)
+
+
+def snapshot_text(fixture: Fixture, options: Options) -> tuple[str, list[str]]:
+    """The snapshot text for one fixture and option set, and the run's warnings.
+
+    A rule failure (exit 1 elsewhere) is pinned as `{"error": ...}`; a fixture
+    whose output depends on the real clock is refused with an InputError.
+    """
+    try:
+        result = run(fixture, options)
+    except RuleError as exc:
+        message = str(exc).removeprefix(f"{fixture.source}: ")
+        return render({"error": message}), []
+    if result.assembly.clock_dependent and result.assembly.eff.now is None:
+        raise InputError(Problem(fixture.source, "/now", CLOCK_PROBLEM))
+    return render(snapshot_document(result)), result.warnings
+
+
+def is_snapshot_file(path: Path) -> bool:
+    """True for a `*.json` file holding a snapshot document (so pruning never touches others)."""
+    if path.suffix != ".json" or path.name.startswith(".") or not path.is_file():
+        return False
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(doc, dict) and frozenset(doc) in DOCUMENT_KEYS
+
+
+def unified_diff(stored: str, assembled: str, *, stored_label: str, assembled_label: str) -> str:
+    lines = difflib.unified_diff(stored.splitlines(keepends=True),
+                                 assembled.splitlines(keepends=True),
+                                 fromfile=stored_label, tofile=assembled_label)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+# --- the store -------------------------------------------------------------------
+
+
+def read_stored(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")  # universal newlines: CRLF checkouts compare equal
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(Problem(str(path), "", f"cannot read the snapshot: {exc}")) from None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and `os.replace`: never a partial file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = (path.stat().st_mode & 0o777) if path.exists() else 0o644
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise InputError(Problem(str(path), "", f"cannot write the snapshot: {exc}")) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise InputError(Problem(str(path), "", f"cannot write the snapshot: {exc}")) from None
+        raise
+
+
+# --- expanding paths -------------------------------------------------------------
+
+
+def expand(paths: Iterable[str], *, exclude: Sequence[Path] = ()) -> list[str]:
+    """Files as given; folders → every `*.yaml|*.yml|*.json` under them, sorted.
+
+    Hidden folders, `__snapshots__` folders and the `exclude` folders (the
+    snapshots folder) are skipped. Each file appears once, in the order found.
+    """
+    skip = [p.resolve() for p in exclude]
+    found: list[str] = []
+    missing: list[Problem] = []
+    for given in paths:
+        path = Path(given)
+        if given == "-":
+            missing.append(Problem(given, "", "snapshots are named after fixture files: "
+                                   "stdin cannot be snapshotted"))
+        elif path.is_dir():
+            under = _fixtures_under(path, skip)
+            if not under:
+                missing.append(Problem(given, "", "no fixture files (*.yaml, *.yml, *.json) "
+                                       "in this folder"))
+            found.extend(str(path / rel) for rel in under)
+        elif path.is_file():
+            found.append(given)
+        else:
+            missing.append(Problem(given, "", "no such file or folder"))
+    if missing:
+        raise InputError(missing)
+    return list(dict.fromkeys(found))
+
+
+def _fixtures_under(root: Path, skip: Sequence[Path]) -> list[str]:
+    rels = []
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if path.suffix not in FIXTURE_SUFFIXES or not path.is_file():
+            continue
+        if any(part.startswith(".") or part == SNAPSHOTS_DIRNAME for part in rel.parts):
+            continue
+        if any(path.resolve().is_relative_to(s) for s in skip):
+            continue
+        rels.append(rel.as_posix())
+    return sorted(rels)
+
+
+# --- the check -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    fixture: str
+    name: str
+    text: str
+
+
+def check(paths: Iterable[str], snapshots_dir: str | Path, *, update: bool = False,
+          prune: bool = False, options_list: Sequence[Options] = (),
+          loader: Loader | None = None) -> SnapshotReport:
+    """Compare every fixture × option set with its stored snapshot; write with `update`.
+
+    Every fixture is assembled before anything is written, so bad input (exit 2,
+    all problems listed) never leaves a half-updated snapshot folder. `prune`
+    reports (with `update`: deletes) snapshot files no current job produces;
+    only files holding a snapshot document are considered.
+    """
+    folder = Path(snapshots_dir)
+    fixtures = expand(paths, exclude=[folder])
+    jobs, warnings = _assemble_all(fixtures, list(dict.fromkeys(options_list)) or [Options()],
+                                   loader or _default_loader)
+    outcomes = [_compare(folder, job, update) for job in jobs]
+    if prune:
+        produced = {job.name for job in jobs}
+        outcomes.extend(_prune(folder, produced, update))
+    return SnapshotReport(tuple(outcomes), tuple(warnings))
+
+
+def _default_loader(path: str) -> Fixture:
+    from .load import load_fixture
+
+    return load_fixture(path)
+
+
+def _assemble_all(fixtures: Sequence[str], options_list: Sequence[Options],
+                  loader: Loader) -> tuple[list[_Job], list[str]]:
+    jobs: list[_Job] = []
+    warnings: list[str] = []
+    problems: list[Problem] = []
+    owners: dict[str, str] = {}
+    for path in fixtures:
+        try:
+            fixture = loader(path)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        for options in options_list:
+            name = options_name(path, options)
+            if owners.setdefault(name, path) != path:
+                problems.append(Problem(path, "", f"produces the same snapshot name {name!r} "
+                                        f"as {owners[name]}; rename one of them"))
+                continue
+            try:
+                text, run_warnings = snapshot_text(fixture, options)
+            except InputError as exc:
+                problems.extend(exc.problems)
+                continue
+            jobs.append(_Job(path, name, text))
+            warnings.extend(f"{path}: {w}" for w in run_warnings)
+    if problems:
+        raise InputError(problems)
+    return jobs, warnings
+
+
+def _compare(folder: Path, job: _Job, update: bool) -> Outcome:
+    path = folder / job.name
+    shown = str(path)
+    stored = read_stored(path)
+    if stored == job.text:
+        return Outcome(shown, Status.PASSED, job.fixture)
+    if update:
+        write_atomic(path, job.text)
+        return Outcome(shown, Status.WRITTEN, job.fixture, created=stored is None)
+    if stored is None:
+        return Outcome(shown, Status.MISSING, job.fixture)
+    diff = unified_diff(stored, job.text, stored_label=f"{shown} (stored)",
+                        assembled_label=f"{shown} (assembled from {job.fixture})")
+    return Outcome(shown, Status.FAILED, job.fixture, diff=diff)
+
+
+def _prune(folder: Path, produced: set[str], update: bool) -> list[Outcome]:
+    if not folder.is_dir():
+        return []
+    outcomes = []
+    for path in sorted(folder.glob("*.json")):
+        if path.name in produced or not is_snapshot_file(path):
+            continue
+        if not update:
+            outcomes.append(Outcome(str(path), Status.UNUSED))
+            continue
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise InputError(Problem(str(path), "", f"cannot delete: {exc}")) from None
+        outcomes.append(Outcome(str(path), Status.DELETED))
+    return outcomes

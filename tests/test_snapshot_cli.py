@@ -1,0 +1,281 @@
+"""`ctxkit snapshot` (SPEC §8): golden files of payload + budget per fixture and option set."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ctxkit import snapshot as core
+from ctxkit.cli.snapshot import colour_diff
+
+from .conftest import FIXTURES, ctxkit
+
+QUESTION = "And why does it matter for long chats?"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """tmp/fx/{plain_chat,truncation}.yaml, run from tmp so paths print relative."""
+    fx = tmp_path / "fx"
+    fx.mkdir()
+    for name in ("plain_chat.yaml", "truncation.yaml"):
+        shutil.copy(FIXTURES / name, fx / name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def edit_question(path: Path, new: str = "And why?") -> None:
+    path.write_text(path.read_text(encoding="utf-8").replace(QUESTION, new), encoding="utf-8")
+
+
+def files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_missing_snapshots_fail_and_say_to_update(project):
+    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", expect=1)
+    assert r.out == (
+        "missing: snaps/plain_chat.json (fx/plain_chat.yaml): no snapshot stored; "
+        "run with --update to write it\n"
+        "missing: snaps/truncation.json (fx/truncation.yaml): no snapshot stored; "
+        "run with --update to write it\n"
+        "0 passed, 2 failed\n"
+    )
+    assert not (project / "snaps").exists()
+
+
+def test_update_writes_readable_json_then_passes(project):
+    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update")
+    assert r.out.splitlines() == [
+        "written: snaps/plain_chat.json (fx/plain_chat.yaml): new",
+        "written: snaps/truncation.json (fx/truncation.yaml): new",
+        "0 passed, 0 failed, 2 written",
+    ]
+    text = (project / "snaps" / "plain_chat.json").read_text(encoding="utf-8")
+    doc = json.loads(text)
+    assert list(doc) == ["payload", "budget"]
+    assert list(doc["payload"]["messages"][0])[:2] == ["role", "content"]  # not sorted
+    assert text.startswith('{\n  "payload": {\n') and text.endswith("}\n")
+    assert doc["budget"]["max_input_tokens"] == 128000
+    assert text == core.render(doc)
+    assert ctxkit("snapshot", "fx", "--snapshots", "snaps").out == "2 passed, 0 failed\n"
+
+
+def test_mismatch_prints_a_unified_diff_and_exits_1(project):
+    ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update")
+    before = (project / "snaps" / "plain_chat.json").read_text(encoding="utf-8")
+    edit_question(project / "fx" / "plain_chat.yaml")
+    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", expect=1)
+    lines = r.out.splitlines()
+    assert lines[0] == "failed: snaps/plain_chat.json (fx/plain_chat.yaml): " \
+                       "the assembly differs from the snapshot"
+    assert lines[1] == "--- snaps/plain_chat.json (stored)"
+    assert lines[2] == "+++ snaps/plain_chat.json (assembled from fx/plain_chat.yaml)"
+    assert f'-        "content": "{QUESTION}"' in lines
+    assert '+        "content": "And why?"' in lines
+    assert any(line.startswith("-    \"used_tokens\"") for line in lines)  # the budget moved too
+    assert lines[-1] == "1 passed, 1 failed"
+    assert "\x1b[" not in r.out  # not a terminal (and NO_COLOR)
+    assert (project / "snaps" / "plain_chat.json").read_text(encoding="utf-8") == before
+    # --update accepts it
+    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update")
+    assert "written: snaps/plain_chat.json (fx/plain_chat.yaml): updated" in r.out
+    assert ctxkit("snapshot", "fx", "--snapshots", "snaps").out == "2 passed, 0 failed\n"
+
+
+def test_diff_colour_is_added_after_the_plain_diff():
+    diff = "--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n same\n"
+    assert colour_diff(diff, False) == diff
+    coloured = colour_diff(diff, True)
+    assert "\x1b[31m-old\x1b[0m" in coloured and "\x1b[32m+new\x1b[0m" in coloured
+    assert "\x1b[1m--- a\x1b[0m" in coloured and "\n same\n" in coloured
+
+
+def test_rule_failure_is_pinned_as_an_error_snapshot(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(FIXTURES / "budget_exhaustion.yaml", tmp_path / "budget_exhaustion.yaml")
+    ctxkit("snapshot", "budget_exhaustion.yaml", "--snapshots", "snaps", "--update")
+    doc = json.loads((tmp_path / "snaps" / "budget_exhaustion.json").read_text(encoding="utf-8"))
+    assert list(doc) == ["error"]
+    assert "(R-ASM-3)" in doc["error"]
+    assert not doc["error"].startswith("budget_exhaustion.yaml")  # no path: same from any cwd
+    r = ctxkit("snapshot", "budget_exhaustion.yaml", "--snapshots", "snaps")
+    assert r.out == "1 passed, 0 failed\n"
+
+
+def test_update_never_deletes_snapshots_it_did_not_produce(project):
+    snaps = project / "snaps"
+    ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update")
+    shutil.copy(snaps / "truncation.json", snaps / "old_fixture.json")  # one of ours, orphaned
+    (snaps / "notes.json").write_text('{"mine": true}\n', encoding="utf-8")  # not ours
+    (snaps / "README.md").write_text("hand-written\n", encoding="utf-8")
+    edit_question(project / "fx" / "plain_chat.yaml")
+    ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update")
+    assert files(snaps) == ["README.md", "notes.json", "old_fixture.json",
+                            "plain_chat.json", "truncation.json"]
+
+
+def test_prune_reports_then_deletes_only_our_orphaned_files(project):
+    snaps = project / "snaps"
+    ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update")
+    shutil.copy(snaps / "truncation.json", snaps / "old_fixture.json")
+    (snaps / "notes.json").write_text('{"mine": true}\n', encoding="utf-8")
+    (snaps / "broken.json").write_text("{not json", encoding="utf-8")
+    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--prune", expect=1)
+    assert r.out == (
+        "unused: snaps/old_fixture.json: no fixture produces it; "
+        "run with --update --prune to delete it\n"
+        "2 passed, 1 failed\n"
+    )
+    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--prune", "--update")
+    assert r.out == ("deleted: snaps/old_fixture.json: no fixture produces it\n"
+                     "2 passed, 0 failed, 1 deleted\n")
+    assert files(snaps) == ["broken.json", "notes.json", "plain_chat.json", "truncation.json"]
+
+
+def test_prune_keeps_snapshots_of_every_requested_option_set(project):
+    snaps = project / "snaps"
+    args = ("snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--update", "--prune")
+    ctxkit(*args, "--provider", "openai", "--provider", "azure")
+    ctxkit(*args, "--provider", "openai", "--provider", "azure")
+    assert files(snaps) == ["plain_chat.azure.json", "plain_chat.openai.json"]
+    r = ctxkit(*args, "--provider", "azure")
+    assert "deleted: snaps/plain_chat.openai.json" in r.out
+    assert files(snaps) == ["plain_chat.azure.json"]
+
+
+def test_r_sys_2_snapshot_refuses_clock_dependent_fixture_without_now(project):
+    text = (project / "fx" / "plain_chat.yaml").read_text(encoding="utf-8")
+    (project / "fx" / "clock.yaml").write_text(
+        "".join(line for line in text.splitlines(keepends=True) if not line.startswith("now:")),
+        encoding="utf-8")
+    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update", expect=2)
+    assert r.out == ""
+    assert r.err.splitlines() == [
+        "error: fx/clock.yaml:/now: the output depends on the clock and the fixture has no "
+        "`now`: add `now:` so the snapshot is reproducible (R-SYS-2)"]
+    assert not (project / "snaps").exists()  # bad input: nothing written, not even the others
+
+
+def test_clock_independent_fixture_without_now_is_accepted(project):
+    path = project / "fx" / "truncation.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace('now: "2026-03-14T09:30:00Z"\n', ""),
+                    encoding="utf-8")
+    ctxkit("snapshot", "fx/truncation.yaml", "--snapshots", "snaps", "--update")
+
+
+@pytest.mark.parametrize("fail_at", ["replace", "fsync"])
+@pytest.mark.parametrize("target", ["existing", "new"])
+def test_interrupted_write_leaves_no_partial_file(project, monkeypatch, fail_at, target):
+    snaps = project / "snaps"
+    ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update")
+    before = (snaps / "plain_chat.json").read_bytes()
+    if target == "existing":
+        edit_question(project / "fx" / "plain_chat.yaml")
+    else:
+        (snaps / "plain_chat.json").unlink()
+
+    def interrupted(*args, **kwargs):
+        if fail_at == "replace":
+            raise KeyboardInterrupt
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(core.os, fail_at, interrupted)
+    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update", expect=2)
+    if fail_at == "replace":
+        assert r.err.splitlines()[-1] == "error: aborted"
+    else:
+        assert r.err == ("error: snaps/plain_chat.json: cannot write the snapshot: "
+                         "[Errno 28] No space left on device\n")
+    if target == "existing":  # the old file intact, no temporary file beside it
+        assert files(snaps) == ["plain_chat.json", "truncation.json"]
+        assert (snaps / "plain_chat.json").read_bytes() == before
+    else:  # no half-written new file
+        assert files(snaps) == ["truncation.json"]
+
+
+def test_multiple_providers_and_windows_make_one_snapshot_each(project):
+    r = ctxkit("snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--update",
+               "--provider", "openai", "--provider", "azure", "--max-input-tokens", "4000")
+    assert r.out.splitlines() == [
+        "written: snaps/plain_chat.openai.max4000.json (fx/plain_chat.yaml): new",
+        "written: snaps/plain_chat.azure.max4000.json (fx/plain_chat.yaml): new",
+        "0 passed, 0 failed, 2 written",
+    ]
+    doc = json.loads((project / "snaps" / "plain_chat.azure.max4000.json").read_text("utf-8"))
+    assert doc["budget"]["max_input_tokens"] == 4000
+    r = ctxkit("snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--provider", "azure",
+               expect=1)
+    assert "missing: snaps/plain_chat.azure.json" in r.out
+
+
+def test_snapshot_name_follows_the_fixture_and_option_set():
+    assert core.snapshot_name("fixtures/plain_chat.yaml") == "plain_chat.json"
+    assert core.snapshot_name("plain_chat.yaml", "anthropic") == "plain_chat.anthropic.json"
+    assert core.snapshot_name("a/b.yml", "azure", 8000) == "b.azure.max8000.json"
+    assert core.snapshot_name("b.json", None, 8000) == "b.max8000.json"
+
+
+def test_folders_expand_to_every_fixture_sorted_skipping_snapshot_folders(project):
+    fx = project / "fx"
+    doc = yaml.safe_load((fx / "plain_chat.yaml").read_text(encoding="utf-8"))
+    (fx / "deeper").mkdir()
+    (fx / "deeper" / "as_json.json").write_text(json.dumps(doc), encoding="utf-8")
+    shutil.copy(fx / "truncation.yaml", fx / "deeper" / "short.yml")
+    (fx / ".hidden").mkdir()
+    (fx / ".hidden" / "x.yaml").write_text("not: a fixture\n", encoding="utf-8")
+    r = ctxkit("snapshot", "fx", "--snapshots", "fx/__snapshots__", "--update")
+    assert [line.split()[1] for line in r.out.splitlines()[:-1]] == [
+        "fx/__snapshots__/as_json.json", "fx/__snapshots__/short.json",
+        "fx/__snapshots__/plain_chat.json", "fx/__snapshots__/truncation.json"]
+    # the snapshots inside the fixture folder are not taken for fixtures
+    assert ctxkit("snapshot", "fx", "--snapshots", "fx/__snapshots__").out == \
+        "4 passed, 0 failed\n"
+    assert core.expand(["fx", "fx/plain_chat.yaml"], exclude=[Path("fx/__snapshots__")]) == [
+        "fx/deeper/as_json.json", "fx/deeper/short.yml", "fx/plain_chat.yaml",
+        "fx/truncation.yaml"]
+
+
+def test_two_fixtures_with_one_snapshot_name_are_bad_input(project):
+    (project / "fx" / "other").mkdir()
+    shutil.copy(project / "fx" / "plain_chat.yaml", project / "fx" / "other" / "plain_chat.yaml")
+    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update", expect=2)
+    assert r.err == ("error: fx/plain_chat.yaml: produces the same snapshot name "
+                     "'plain_chat.json' as fx/other/plain_chat.yaml; rename one of them\n")
+    assert not (project / "snaps").exists()
+
+
+def test_bad_paths_and_usage_exit_2(project):
+    r = ctxkit("snapshot", "nowhere", "fx/nope.yaml", "--snapshots", "snaps", expect=2)
+    assert r.err == "error: nowhere: no such file or folder\n" \
+                    "error: fx/nope.yaml: no such file or folder\n"
+    ctxkit("snapshot", "fx", expect=2)  # --snapshots is required
+    (project / "empty").mkdir()
+    r = ctxkit("snapshot", "empty", "--snapshots", "snaps", expect=2)
+    assert r.err == "error: empty: no fixture files (*.yaml, *.yml, *.json) in this folder\n"
+    r = ctxkit("snapshot", "-", "--snapshots", "snaps", stdin="ctxkit: 1\n", expect=2)
+    assert "stdin cannot be snapshotted" in r.err
+    (project / "fx" / "broken.yaml").write_text("ctxkit: 1\nmodel: [\n", encoding="utf-8")
+    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update", expect=2)
+    assert r.err.startswith("error: fx/broken.yaml:")
+    assert not (project / "snaps").exists()
+
+
+def test_help_lists_the_options():
+    out = ctxkit("snapshot", "--help").out
+    for option in ("--snapshots", "--update", "--prune", "--provider", "--max-input-tokens"):
+        assert option in out
+
+
+def test_snapshot_core_never_imports_click():
+    code = "import sys, ctxkit.snapshot; print('click' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONHASHSEED": "0"}).stdout
+    assert out.strip() == "False"
