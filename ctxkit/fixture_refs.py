@@ -35,6 +35,7 @@ def build_fixture(
     max_size: int,
     floats: FloatTexts,
 ) -> domain.Fixture:
+    """Check every reference and read every `path:`; all problems are reported together."""
     found: list[tuple[JsonPath, str]] = []
     messages = _messages(doc.get("messages", []), found)
     files = _files(doc.get("files", []), base_dir, allow_outside_paths, max_size, found)
@@ -80,23 +81,31 @@ def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) ->
     previous: str | None = None
     built = []
     for index, m in enumerate(items):
-        message_id, role = str(m["id"]), domain.Role(m["role"])
+        message_id, role = str(m["id"]), _ROLES[m["role"]]
+        parent = m.get("parent")
+        if parent is not None:
+            parent = str(parent)
         if role is domain.Role.SUMMARY:
-            parent = str(m["parent"]) if "parent" in m else None
             if parent is None:
                 found.append((("messages", index), "a summary node must name its parent (R-FIX-2)"))
         else:
-            parent = previous if linear else (str(m["parent"]) if "parent" in m else None)
+            if linear:
+                parent = previous
             previous = message_id
-        calls = tuple(_tool_call(c, ("messages", index, "tool_calls", i), found)
-                      for i, c in enumerate(m.get("tool_calls", ())))  # fmt: skip
+        calls: tuple[domain.ToolCall, ...] = ()
+        if "tool_calls" in m:
+            calls = tuple(_tool_call(c, ("messages", index, "tool_calls", i), found)
+                          for i, c in enumerate(m["tool_calls"]))  # fmt: skip
         through = m.get("summarizes_through")
         built.append(domain.StoredMessage(
             id=message_id, role=role, parent=parent, index=index, text=m.get("text", ""),
-            files=tuple(str(f) for f in m.get("files", ())), tokens=m.get("tokens"),
+            files=tuple(map(str, m["files"])) if "files" in m else (), tokens=m.get("tokens"),
             tool_calls=calls, summarizes_through=None if through is None else str(through),
         ))  # fmt: skip
     return tuple(built)
+
+
+_ROLES = {role.value: role for role in domain.Role}
 
 
 def _tool_call(call: dict[str, Any], at: JsonPath, found: list[tuple[JsonPath, str]]) -> (
@@ -125,18 +134,25 @@ def _check_references(
             found.append((("messages", m.index, "id"), f"duplicate message id {m.id!r} (first at {first})"))
         else:
             by_id[m.id] = m
-    written = doc.get("messages", [])
+    summaries = {m.id for m in by_id.values() if m.role is domain.Role.SUMMARY}
+    parents: dict[str, str] = {}  # the tree of non-summary messages
+    backward = False  # a parent later in the file: only then can there be a cycle
     for m in messages:
-        if m.parent is not None and "parent" in written[m.index]:
-            target = by_id.get(m.parent)
+        parent = m.parent
+        if parent is not None:
+            target = by_id.get(parent)  # implicit (linear) parents always resolve
             if target is None:
-                found.append((("messages", m.index, "parent"), f"unknown message id {m.parent!r}"))
-            elif target.role is domain.Role.SUMMARY:
+                found.append((("messages", m.index, "parent"), f"unknown message id {parent!r}"))
+            elif parent in summaries:
                 found.append((("messages", m.index, "parent"),
-                              f"{m.parent!r} is a summary node, which cannot be a parent"))  # fmt: skip
-        for position, file_id in enumerate(m.files):
-            if file_id not in file_ids:
-                found.append((("messages", m.index, "files", position), f"unknown file id {file_id!r}"))
+                              f"{parent!r} is a summary node, which cannot be a parent"))  # fmt: skip
+            elif m.role is not domain.Role.SUMMARY and by_id[m.id] is m:
+                parents[m.id] = parent
+                backward = backward or target.index >= m.index
+        if m.files:
+            for position, file_id in enumerate(m.files):
+                if file_id not in file_ids:
+                    found.append((("messages", m.index, "files", position), f"unknown file id {file_id!r}"))
         if m.summarizes_through is not None and m.summarizes_through not in by_id:
             found.append((("messages", m.index, "summarizes_through"),
                           f"unknown message id {m.summarizes_through!r}"))  # fmt: skip
@@ -148,10 +164,9 @@ def _check_references(
         if leaf is None:
             found.append((("leaf",), f"unknown message id {str(doc['leaf'])!r}"))
         elif leaf.role is domain.Role.SUMMARY:
-            found.append((("leaf",), f"{leaf.id!r} is a summary node; the leaf is a user or assistant message"))
-    parents = {m.id: m.parent for m in by_id.values() if m.role is not domain.Role.SUMMARY
-               and m.parent in by_id and by_id[m.parent].role is not domain.Role.SUMMARY}  # fmt: skip
-    found.extend(_cycles(parents, by_id))
+            found.append((("leaf",), f"{leaf.id!r} is a summary node; the leaf must be a user or assistant message"))
+    if backward:
+        found.extend(_cycles(parents, by_id))
     if any(m.summarizes_through in by_id for m in messages if m.role is domain.Role.SUMMARY):
         found.extend(_summary_ancestry(messages, parents, by_id))
 
@@ -207,8 +222,8 @@ def _summary_ancestry(
             continue
         assert through is not None and parent is not None
         if not (through in enter and enter[through] <= enter[parent] and leave[parent] <= leave[through]):
-            found = f"{through!r} is not the summary's parent or one of its ancestors"
-            yield ("messages", m.index, "summarizes_through"), found
+            message = f"{through!r} is not the summary's parent or one of its ancestors"
+            yield ("messages", m.index, "summarizes_through"), message
 
 
 # --- in flight, tools, files, settings -----------------------------------------------------
@@ -309,21 +324,21 @@ def _read_file(
         found.append((at, "empty path"))
         return None
     relative = Path(name)
-    if not allow_outside:
-        inside = base_dir.resolve()
-        if relative.is_absolute() or not (inside / relative).resolve().is_relative_to(inside):
-            found.append((at, f"{name!r} is outside the fixture's folder (see --allow-outside-paths)"))
-            return None
     target = base_dir / relative
     try:
+        if not allow_outside:
+            inside = base_dir.resolve()
+            if relative.is_absolute() or not target.resolve().is_relative_to(inside):
+                found.append((at, f"{name!r} is outside the fixture's folder (see --allow-outside-paths)"))
+                return None
         if target.stat().st_size > max_size:
             found.append((at, f"{name!r} is larger than the size limit of {max_size} bytes"))
             return None
         return target.read_bytes()
     except FileNotFoundError:
         found.append((at, f"file not found: {name!r}"))
-    except OSError as exc:
-        found.append((at, f"cannot read {name!r}: {exc.strerror or exc}"))
+    except (OSError, ValueError, RuntimeError) as exc:  # ValueError: NUL; RuntimeError: link loop
+        found.append((at, f"cannot read {name!r}: {getattr(exc, 'strerror', None) or exc}"))
     return None
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from ctxkit.errors import InputError, Problem
 
 JsonPath = tuple[str | int, ...]
+MAX_DEPTH = 120  # the schema is 7 levels deep; tool arguments may nest up to 100 more
 
 
 def problem(source: str, location: str, message: str) -> Problem:
@@ -37,8 +38,6 @@ def pointer(path: JsonPath) -> str:
     return "".join(parts)
 
 
-
-
 @functools.cache
 def load_schema() -> dict[str, Any]:
     """The fixture JSON Schema (draft 2020-12), parsed once. Do not mutate the result."""
@@ -51,6 +50,9 @@ def validate_document(source: str, doc: Any) -> None:
     """Schema stage: a compiled fast check; jsonschema only to explain a rejected document."""
     if _fast_check()(doc):
         return
+    deep = _too_deep(doc)
+    if deep is not None:  # jsonschema's messages would recurse through it
+        raise InputError(problem(source, pointer(deep), f"nested more than {MAX_DEPTH} levels deep"))
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(load_schema())
@@ -58,6 +60,19 @@ def validate_document(source: str, doc: Any) -> None:
     if found:
         ordered = sorted(found, key=lambda item: (sort_key(item[0]), item[1]))
         raise InputError([problem(source, pointer(path), message) for path, message in ordered])
+
+
+def _too_deep(doc: Any) -> JsonPath | None:
+    """Where the document nests deeper than MAX_DEPTH (pointer cut after 6 parts), if anywhere."""
+    stack: list[tuple[Any, int, JsonPath]] = [(doc, 0, ())]
+    while stack:
+        value, depth, path = stack.pop()
+        if depth > MAX_DEPTH:
+            return path
+        if isinstance(value, dict | list):
+            pairs = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((item, depth + 1, (*path, key) if depth < 6 else path) for key, item in pairs)
+    return None
 
 
 def sort_key(path: JsonPath) -> tuple[tuple[int, str | int], ...]:
@@ -95,9 +110,7 @@ def _explain(error: Any) -> Iterator[tuple[JsonPath, str]]:
 _COMPARISONS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
 
 
-def _explain_alternatives(
-    error: Any, path: JsonPath
-) -> Iterator[tuple[JsonPath, str]]:
+def _explain_alternatives(error: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
     """anyOf: explain the branch whose type fits (an object tool → its own errors)."""
     branches: dict[int, list[Any]] = {}
     for sub in error.context:
@@ -143,6 +156,8 @@ def _describe(instance: Any) -> str:
 
 
 def _short(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return "an object" if isinstance(value, dict) else "an array"
     if isinstance(value, str) and len(value) > 40:
         return repr(value[:40]) + "…"
     if isinstance(value, bool):
@@ -197,10 +212,21 @@ def _compile(schema: Any, defs: Mapping[str, Any]) -> Check:
         return _yes
     if len(checks) == 1:
         return checks[0]
+    return _every(checks)
+
+
+def _every(checks: list[Check]) -> Check:
     if len(checks) == 2:
         first, second = checks
         return lambda value: first(value) and second(value)
-    return lambda value: all(check(value) for check in checks)
+
+    def every(value: Any) -> bool:
+        for check in checks:
+            if not check(value):
+                return False
+        return True
+
+    return every
 
 
 def _ref(schema: Any, defs: Mapping[str, Any]) -> Check:
@@ -254,6 +280,13 @@ def _object(schema: Any, defs: Mapping[str, Any]) -> Check:
     extra = schema.get("additionalProperties", True)
     closed = frozenset(properties) if extra is False else None
     extra_check = None if extra is True or extra is False else _compile(extra, defs)
+    if "additionalProperties" not in schema:  # the shapes of `if` conditions and `then` parts
+        if not required and all(check is _no for check in checked.values()):
+            forbidden = frozenset(checked)
+            return lambda value: type(value) is not dict or value.keys().isdisjoint(forbidden)
+        if len(checked) == 1 and required == tuple(checked):
+            ((key, sub),) = checked.items()
+            return lambda value: type(value) is not dict or (key in value and sub(value[key]))
 
     def check(value: Any) -> bool:
         if type(value) is not dict:
@@ -286,12 +319,13 @@ def _any_of(schema: Any, defs: Mapping[str, Any]) -> Check:
 
 
 def _all_of(schema: Any, defs: Mapping[str, Any]) -> Check:
-    subs = [_compile(sub, defs) for sub in schema["allOf"]]
-    return lambda value: all(sub(value) for sub in subs)
+    return _every([_compile(sub, defs) for sub in schema["allOf"]])
 
 
 def _not(schema: Any, defs: Mapping[str, Any]) -> Check:
     sub = _compile(schema["not"], defs)
+    if sub is _yes or sub is _no:
+        return _no if sub is _yes else _yes
     return lambda value: not sub(value)
 
 

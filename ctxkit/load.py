@@ -34,7 +34,7 @@ MAX_ALIAS_EXPANSION = 1_000_000  # nodes that aliases may add beyond the nodes w
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 _SIZE = re.compile(r"\s*(\d{1,19})\s*(?:([kmg])(?:i?b)?|b)?\s*", re.IGNORECASE)
 _STR_TAG = "tag:yaml.org,2002:str"
-_MERGE_TAG = "tag:yaml.org,2002:merge"
+_Scalar = yaml.ScalarNode
 
 
 def load_fixture(
@@ -67,7 +67,9 @@ def load_templates_file(
     doc = parse_document(path, _decode(path, _read(path, max_size, stdin)), {})
     if not isinstance(doc, dict):
         raise InputError(problem(path, "", "expected a map of template name → text"))
-    found: list[tuple[JsonPath, str]] = [((name,), "expected a string") for name, text in doc.items() if not isinstance(text, str)]
+    found: list[tuple[JsonPath, str]] = [
+        ((name,), "expected a string") for name, text in doc.items() if not isinstance(text, str)
+    ]
     if not found:
         found.extend(template_problems(doc, ()))
     if found:
@@ -136,13 +138,11 @@ def parse_document(source: str, text: str, floats: FloatTexts) -> Any:
     try:
         return _parse_json(source, text, floats)
     except json.JSONDecodeError as json_error:
-        json_at = (json_error.lineno, json_error.colno)
         try:
-            return _parse_yaml(source, text, floats)
-        except _YamlSyntaxError as yaml_error:
-            if yaml_error.at > json_at:  # report the parser that understood more of the file
-                raise
-        location = f"{json_at[0]}:{json_at[1]}"
+            return _parse_yaml(source, text, floats)  # YAML flow style, e.g. {ctxkit: 1, ...}
+        except InputError:
+            pass  # it looks like JSON: JSON's complaint is the useful one
+        location = f"{json_error.lineno}:{json_error.colno}"
         raise InputError(problem(source, location, json_error.msg)) from None
 
 
@@ -175,6 +175,8 @@ def _parse_json(source: str, text: str, floats: FloatTexts) -> Any:
         raise InputError(problem(source, "", f"number not allowed: {exc.args[0]}")) from None
     except RecursionError:
         raise InputError(problem(source, "", "nested too deeply")) from None
+    except json.JSONDecodeError:
+        raise
     except ValueError as exc:  # e.g. an integer with thousands of digits
         raise InputError(problem(source, "", f"invalid number: {exc}")) from None
 
@@ -197,6 +199,8 @@ def _json_duplicates(source: str, text: str) -> list[Problem]:
             stack.append(set() if token == "{" else None)
             expect_key = token == "{"
         elif token in "}]":
+            if not stack:
+                break
             stack.pop()
             expect_key = False
         elif token == ",":
@@ -204,7 +208,10 @@ def _json_duplicates(source: str, text: str) -> list[Problem]:
         elif token == ":":
             expect_key = False
         elif expect_key and stack and (keys := stack[-1]) is not None:
-            key = json.loads(token)
+            try:
+                key = json.loads(token)
+            except ValueError:  # past the part of the text the parser accepted
+                break
             if key in keys:
                 start = match.start()
                 line = text.count("\n", 0, start) + 1
@@ -215,12 +222,6 @@ def _json_duplicates(source: str, text: str) -> list[Problem]:
     return found or [problem(source, "", "duplicate key")]
 
 
-class _YamlSyntaxError(InputError):
-    def __init__(self, source: str, at: tuple[int, int] | None, message: str) -> None:
-        super().__init__(problem(source, f"{at[0]}:{at[1]}" if at else "", message))
-        self.at = at or (0, 0)
-
-
 class _FixtureLoader(_BaseLoader):
     """Safe YAML restricted to JSON's data model: string keys, no duplicates, strings stay strings."""
 
@@ -229,34 +230,43 @@ class _FixtureLoader(_BaseLoader):
     key_problems: set[tuple[int, int, str]]
 
     def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        if not isinstance(node, yaml.MappingNode):  # e.g. `!!map [a]`
+            raise yaml.constructor.ConstructorError(
+                None, None, f"expected a mapping, found {node.id}", node.start_mark
+            )
         if id(node) not in self.checked:  # the first call sees the keys as written
             self.checked.add(id(node))
-            seen: set[str] = set()
-            for key_node, _ in node.value:
-                if key_node.tag == _STR_TAG and isinstance(key_node, yaml.ScalarNode):
-                    if key_node.value in seen:
-                        self._key_problem(key_node, f"duplicate key {_short(key_node.value)}")
-                    seen.add(key_node.value)
+            keys = [key for key, _ in node.value if key.tag == _STR_TAG and type(key) is _Scalar]
+            if len({key.value for key in keys}) != len(keys):
+                seen: set[str] = set()
+                for key in keys:
+                    if key.value in seen:
+                        self._key_problem(key, f"duplicate key {_short(key.value)}")
+                    seen.add(key.value)
         super().flatten_mapping(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         self.flatten_mapping(node)
-        kept = []
-        for key_node, value_node in node.value:
-            if key_node.tag == _STR_TAG and isinstance(key_node, yaml.ScalarNode):
-                kept.append((key_node, value_node))
-            elif isinstance(key_node, yaml.ScalarNode):
-                self._key_problem(key_node, f"non-string key {_short(key_node.value)} (quote it)")
-            else:
-                self._key_problem(key_node, "non-string key (a mapping or list used as a key)")
-        node.value = kept
-        return super().construct_mapping(node, deep=deep)
+        if any(key.tag != _STR_TAG or type(key) is not _Scalar for key, _ in node.value):
+            kept = []
+            for key, value in node.value:
+                if key.tag == _STR_TAG and isinstance(key, yaml.ScalarNode):
+                    kept.append((key, value))
+                elif isinstance(key, yaml.ScalarNode):
+                    self._key_problem(key, f"non-string key {_short(key.value)} (quote it)")
+                else:
+                    self._key_problem(key, "non-string key (a mapping or list used as a key)")
+            node.value = kept
+        return yaml.constructor.BaseConstructor.construct_mapping(self, node, deep=deep)
 
     def _key_problem(self, node: yaml.Node, message: str) -> None:
         self.key_problems.add((node.start_mark.line + 1, node.start_mark.column + 1, message))
 
     def construct_exact_float(self, node: yaml.ScalarNode) -> float:
-        value = super().construct_yaml_float(node)
+        try:
+            value = super().construct_yaml_float(node)
+        except (ValueError, IndexError):
+            raise _invalid(node) from None
         if not math.isfinite(value):
             raise yaml.constructor.ConstructorError(
                 None, None, f"number not allowed: {node.value}", node.start_mark
@@ -264,6 +274,18 @@ class _FixtureLoader(_BaseLoader):
         written = node.value.replace("_", "")
         self.floats[id(value)] = (value, written if ":" not in written else repr(value))
         return value
+
+    def construct_strict_int(self, node: yaml.ScalarNode) -> int:
+        try:
+            return super().construct_yaml_int(node)
+        except (ValueError, IndexError):  # `!!int abc`, `!!int ''`, or thousands of digits
+            raise _invalid(node) from None
+
+    def construct_strict_bool(self, node: yaml.ScalarNode) -> bool:
+        try:
+            return super().construct_yaml_bool(node)
+        except (KeyError, IndexError):  # `!!bool maybe`
+            raise _invalid(node) from None
 
     def construct_text(self, node: yaml.ScalarNode) -> str:
         return str(self.construct_scalar(node))  # timestamps stay the text as written
@@ -278,8 +300,15 @@ def _short(text: str) -> str:
     return repr(text[:40]) + ("…" if len(text) > 40 else "")
 
 
+def _invalid(node: yaml.ScalarNode) -> yaml.constructor.ConstructorError:
+    kind = node.tag.rsplit(":", 1)[-1]
+    return yaml.constructor.ConstructorError(None, None, f"invalid {kind} {_short(node.value)}", node.start_mark)
+
+
 _FixtureLoader.add_constructor("tag:yaml.org,2002:timestamp", _FixtureLoader.construct_text)
 _FixtureLoader.add_constructor("tag:yaml.org,2002:float", _FixtureLoader.construct_exact_float)
+_FixtureLoader.add_constructor("tag:yaml.org,2002:int", _FixtureLoader.construct_strict_int)
+_FixtureLoader.add_constructor("tag:yaml.org,2002:bool", _FixtureLoader.construct_strict_bool)
 for _tag in ("binary", "set", "omap", "pairs"):
     _FixtureLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _FixtureLoader.construct_refused)
 
@@ -297,8 +326,8 @@ def _parse_yaml(source: str, text: str, floats: FloatTexts) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         message = " ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
-        at = (mark.line + 1, mark.column + 1) if mark else None
-        raise _YamlSyntaxError(source, at, message) from None
+        location = f"{mark.line + 1}:{mark.column + 1}" if mark else ""
+        raise InputError(problem(source, location, message)) from None
     except yaml.reader.ReaderError as exc:
         index = exc.position
         if exc.encoding != "unicode":  # libyaml counts UTF-8 bytes
@@ -307,9 +336,9 @@ def _parse_yaml(source: str, text: str, floats: FloatTexts) -> Any:
         column = index - (text.rfind("\n", 0, index) + 1) + 1
         character = exc.character if isinstance(exc.character, str) else chr(exc.character)
         message = f"{exc.reason} (character {character!r})"
-        raise _YamlSyntaxError(source, (line, column), message) from None
+        raise InputError(problem(source, f"{line}:{column}", message)) from None
     except yaml.YAMLError as exc:
-        raise _YamlSyntaxError(source, None, str(exc)) from None
+        raise InputError(problem(source, "", str(exc))) from None
     except RecursionError:
         raise InputError(problem(source, "", "nested too deeply")) from None
     except ValueError as exc:  # e.g. an integer with thousands of digits

@@ -10,8 +10,9 @@ from typing import Any
 import click
 
 from ..errors import ExitStatus, InputError
-from .options import assembly_options, echo, load, load_options, run_pipeline, warn
 from . import cli
+from .options import assembly_options, echo, load, load_options, run_pipeline, warn
+
 
 @cli.command()
 @click.argument("fixtures", nargs=-1, required=True)

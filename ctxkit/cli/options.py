@@ -6,7 +6,6 @@ pipeline results; warnings echoed to stderr as `warning:` lines.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
