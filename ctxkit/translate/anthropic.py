@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..assemble import Assembly
-from .common import Prepared, WireMessage
+from .common import Prepared, WireMessage, definitions
 
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 _ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -182,15 +182,7 @@ class _Builder:
 
 def tools(a: Assembly, called: list[str], prepared: Prepared) -> list[dict[str, Any]]:
     """R-TR-9 definitions; without any, each called tool is declared minimally."""
-    out = []
-    for t in a.eff.fixture.tools:
-        if not t.full:
-            continue
-        tool: dict[str, Any] = {"name": t.name}
-        if t.description is not None:
-            tool["description"] = t.description
-        tool["input_schema"] = t.parameters if t.parameters is not None else {"type": "object"}
-        out.append(tool)
+    out = definitions(a, "input_schema", {"type": "object"})
     if out or not called:
         return out
     prepared.fixup("anthropic: the history holds tool calls but the fixture defines no tools: "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..assemble import Assembly
 from ..images import sniff_mime
@@ -54,6 +55,22 @@ class Prepared:
     def fixup(self, text: str, *, rule: str, id: str | None = None) -> None:
         self.warnings.append(text)
         self.rows.append(Row(id, "fixup", None, 0, Fate.FIXUP, rule, (text,)))
+
+
+def definitions(a: Assembly, params_key: str, default: Any = None) -> list[dict[str, Any]]:
+    """R-TR-9: the fixture's full tool definitions as `{name, description?, <params_key>?}`."""
+    out = []
+    for t in a.eff.fixture.tools:
+        if not t.full:
+            continue
+        d: dict[str, Any] = {"name": t.name}
+        if t.description is not None:
+            d["description"] = t.description
+        params = t.parameters if t.parameters is not None else default
+        if params is not None:
+            d[params_key] = params
+        out.append(d)
+    return out
 
 
 def image_cap(a: Assembly) -> int | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..assemble import Assembly
-from .common import Prepared, WireMessage
+from .common import Prepared, WireMessage, definitions
 
 
 def as_args(args: Any) -> tuple[dict[str, Any], bool]:
@@ -105,16 +105,7 @@ class _Builder:
 def function_declarations(a: Assembly, called: list[str],
                           prepared: Prepared) -> list[dict[str, Any]]:
     """R-TR-9 definitions, then each called tool without one, by name only."""
-    out: list[dict[str, Any]] = []
-    for t in a.eff.fixture.tools:
-        if not t.full:
-            continue
-        decl: dict[str, Any] = {"name": t.name}
-        if t.description is not None:
-            decl["description"] = t.description
-        if t.parameters is not None:
-            decl["parameters"] = t.parameters
-        out.append(decl)
+    out = definitions(a, "parameters")
     defined = {d["name"] for d in out}
     missing = [n for n in called if n not in defined]
     if missing:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..assemble import Assembly
 from ..measure import dumps_args
-from .common import Part, Prepared, WireMessage
+from .common import Part, Prepared, WireMessage, definitions
 
 REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
 NO_SYSTEM_MESSAGE = frozenset({"o1-mini", "o1-preview"})
@@ -57,17 +57,7 @@ def message(m: WireMessage) -> dict[str, Any]:
 
 
 def tools(a: Assembly) -> list[dict[str, Any]]:
-    out = []
-    for t in a.eff.fixture.tools:
-        if not t.full:
-            continue
-        fn: dict[str, Any] = {"name": t.name}
-        if t.description is not None:
-            fn["description"] = t.description
-        if t.parameters is not None:
-            fn["parameters"] = t.parameters
-        out.append({"type": "function", "function": fn})
-    return out
+    return [{"type": "function", "function": d} for d in definitions(a, "parameters")]
 
 
 def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
