@@ -142,6 +142,8 @@ def _image_parts(a: Assembly, ident: tuple[str, int], img: Image, seg: str,
 def _image_row(a: Assembly, ident: tuple[str, int], img: Image, seg: str, fate: Fate,
                rule: str, *notes: str) -> Row:
     segment = None if fate is Fate.IMAGE_CAPPED else ("project_files" if img.project else seg)
+    if img.project and fate is Fate.KEPT:
+        rule = "R-PROJ-2"
     return Row(img.file_id, "file", segment, a.meter.image(img), fate, rule, tuple(notes),
                key=f"{ident[0]}#img{ident[1]}")
 
