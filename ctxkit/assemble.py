@@ -75,7 +75,7 @@ def assemble(eff: Effective) -> Assembly:
 
     reserved = sysp.reserved_tokens(eff, meter.text, date)
     project = proj.build(eff, meter, reserved)
-    citations = turn.searched or project.cite
+    citations = turn.searched or turn.just_ran_web_search or project.cite
     texts = sysp.build(eff, citations=citations, tools=eff.tool_names, date=date)
     clock = texts.clock_dependent
     if clock and now is None:

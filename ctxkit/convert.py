@@ -16,7 +16,7 @@ from .domain import FileKind, FileRecord, Fixture, InFlightMessage, Role, Stored
 from .errors import InputError, Problem
 from .templates import Templates
 from .tree import Branch
-from .working import Call, Image, Kind, Working
+from .working import Call, Image, Kind, Working, message_key
 
 IMAGE_GENERATION_TOOL = "generate_image"
 
@@ -36,7 +36,7 @@ def convert(branch: Branch, fixture: Fixture, templates: Templates) -> Converted
     if branch.summary is not None:
         s = branch.summary
         history.append(
-            Working(f"{s.id}", Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin="summary")
+            Working(message_key(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin="summary")
         )
     last_user = None
     for message in branch.live:
@@ -60,6 +60,13 @@ def convert(branch: Branch, fixture: Fixture, templates: Templates) -> Converted
     return Converted(tuple(history), last_user, in_turn, _unique(summarized_files), tuple(seen))
 
 
+def require_image_cost(fixture: Fixture, f: FileRecord) -> None:
+    """R-FIX-3: an image needs bytes to estimate from, or a stored count."""
+    if f.data is None and f.tokens is None:
+        raise InputError(Problem(fixture.source, f.pointer or "/files",
+                                 f"image {f.id!r} has neither bytes nor a stored `tokens` count"))
+
+
 def _unique(ids: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ids))
 
@@ -80,16 +87,9 @@ def _user(
     images: list[Image] = []
     for k, fid in enumerate(m.files):
         f = files[fid]
-        key = f"{m.id}#file{k}"
+        key = message_key(m.id, f"#file{k}")
         if f.kind is FileKind.IMAGE:
-            if f.data is None and f.tokens is None:
-                raise InputError(
-                    Problem(
-                        fixture.source,
-                        f.pointer or "/files",
-                        f"image {f.id!r} has neither bytes nor a stored `tokens` count",
-                    )
-                )
+            require_image_cost(fixture, f)
             images.append(Image(f.id, f.data, f.tokens))
         elif f.kind is FileKind.METADATA_ONLY:
             text = templates.fill("file.metadata_only", name=f.name, id=f.id)
@@ -103,7 +103,7 @@ def _user(
                 key, Kind.USER, text, f.tokens, source_id=m.id, file_id=f.id, origin="file",
                 count_text=f.text,
             )
-    yield Working(m.id, Kind.USER, m.text, m.tokens, source_id=m.id, images=tuple(images))
+    yield Working(message_key(m.id), Kind.USER, m.text, m.tokens, source_id=m.id, images=tuple(images))
 
 
 def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iterator[Working]:
@@ -114,11 +114,11 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
         group = [(j, c) for j, c in enumerate(m.tool_calls) if c.turn == turn]
         calls = tuple(Call(c.id, c.name, c.args, c.tokens) for _, c in group)
         yield Working(
-            f"{m.id}#calls{turn}", Kind.ASSISTANT, "", 0, source_id=m.id,
+            message_key(m.id, f"#calls{turn}"), Kind.ASSISTANT, "", 0, source_id=m.id,
             tool_calls=calls, origin="tool_calls",
         )
         for j, c in group:
-            key = f"{m.id}#result{j}"
+            key = message_key(m.id, f"#result{j}")
             if c.name == IMAGE_GENERATION_TOOL and c.generated_images:
                 replay = json.dumps(
                     [{"file_id": g.file_id, "revised_prompt": g.revised_prompt}
@@ -137,7 +137,7 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
                               notes=("result replaced by the placeholder (R-CONV-3)",))
     if m.text:
         origin = "answer" if m.tool_calls else "message"
-        yield Working(m.id, Kind.ASSISTANT, m.text, m.tokens, source_id=m.id, origin=origin)
+        yield Working(message_key(m.id), Kind.ASSISTANT, m.text, m.tokens, source_id=m.id, origin=origin)
 
 
 def _in_flight(m: InFlightMessage) -> Working:

@@ -307,6 +307,9 @@ def _files(
                     found.append((("files", index, "path"), f"{f['path']!r} is not UTF-8 text"))
             elif content is not None:
                 data = content
+        if f["kind"] == "image" and "data" not in f and "path" not in f and "tokens" not in f:
+            found.append((("files", index), "a budget-only image (no `data` or `path`) needs a "
+                          "stored `tokens` count (R-FIX-3)"))
         chars = f.get("chars", len(text) if text is not None else None)
         built.append(domain.FileRecord(
             id=file_id, name=f["name"], kind=domain.FileKind(f["kind"]), text=text, data=data,

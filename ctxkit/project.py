@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from .config import Effective
+from .convert import require_image_cost
 from .domain import FileKind, FileRecord
 from .measure import Meter
 from .templates import Templates
@@ -58,6 +59,8 @@ def build(eff: Effective, meter: Meter, reserved: int) -> ProjectPart:
     project = [files[i] for i in eff.fixture.project_files]
     texts = [f for f in project if f.kind is FileKind.TEXT]
     imgs = [f for f in project if f.kind is FileKind.IMAGE]
+    for f in imgs:
+        require_image_cost(eff.fixture, f)
     meta = [f for f in project if f.kind is FileKind.METADATA_ONLY]
     total = sum(f.tokens if f.tokens is not None else meter.text(f.text or "") for f in texts)
     threshold = Decimal(eff.max_input_tokens - reserved) * eff.settings.project_files_max_ratio

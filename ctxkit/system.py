@@ -102,6 +102,7 @@ def _user_section(info: UserInfo | None) -> str | None:
 
 def _tools_section(t: Templates, tools: frozenset[str]) -> str | None:
     names = (["search"] if tools & SEARCH_TOOLS else []) + [n for n in GUIDED_TOOLS if n in tools]
+    names = [n for n in names if t.raw(f"tool_guidance.{n}").strip()]
     if not names:
         return None
     return "# Tools\n\n" + "\n\n".join(t.raw(f"tool_guidance.{n}").strip() for n in names)

@@ -48,6 +48,14 @@ class Segment(enum.StrEnum):
     REMINDER = "reminder"
 
 
+def message_key(message_id: str, part: str = "") -> str:
+    """The key of a working message made from a stored message (or one of its parts).
+
+    Length-prefixed, so no stored id can forge another message's key or a
+    generated message's key ("system", "reminder", ...)."""
+    return f"m:{len(message_id)}:{message_id}{part}"
+
+
 @dataclass(frozen=True, slots=True)
 class Image:
     file_id: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -37,10 +38,17 @@ def texts(result: Result) -> list[tuple[str, str]]:
     return out
 
 
+def readable(key: str) -> str:
+    """`m:2:u1#file0` → `u1#file0` (message keys are length-prefixed, see working.message_key)."""
+    m = re.match(r"m:(\d+):", key)
+    return key[m.end():] if m else key
+
+
 def fates(result: Result) -> dict[str, tuple[str, str]]:
-    """Explain rows by key (or id) → (fate, rule)."""
-    return {r.key or str(r.id): (str(r.fate), r.rule) for r in result.explain()}
+    """Explain rows by readable key (or id) → (fate, rule)."""
+    return {readable(r.key) if r.key else str(r.id): (str(r.fate), r.rule)
+            for r in result.explain()}
 
 
 def keys(result: Result) -> list[str]:
-    return [w.key for w in result.assembly.messages]
+    return [readable(w.key) for w in result.assembly.messages]

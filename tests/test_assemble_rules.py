@@ -159,7 +159,7 @@ messages:
     assert "secret result" not in json.dumps(r.payload.body)
     placeholder = next(w for w in r.assembly.messages if w.tool_call_id == "s")
     assert r.assembly.meter.of(placeholder) == 20
-    assert fates(r)[placeholder.key] == ("placeholder", "R-CONV-3")
+    assert fates(r)["2#result0"] == ("placeholder", "R-CONV-3")
 
 
 def test_r_conv_4_in_flight_kept_in_full(tmp_path):
@@ -634,3 +634,51 @@ messages:
   - {id: 3, role: user, text: q2}
 """)
     assert r.budget()["cache_prefix"] == {"messages": 3, "tokens": 1 + 3 + 4}
+
+
+# --- regressions found in review -----------------------------------------
+
+
+def test_r_fix_1_ids_never_collide_with_generated_or_part_keys(tmp_path):
+    r = assemble(tmp_path, small(100) + """\
+messages:
+  - {id: system, role: user, text: "hi", tokens: 1}
+  - {id: reminder, role: assistant, text: "hello", tokens: 1}
+  - {id: "u2#file0", role: user, text: "x", tokens: 1}
+  - {id: u2, role: user, text: "q2", tokens: 1}
+""")
+    f = fates(r)
+    assert f["system"] == ("kept", "R-ASM-4") and f["reminder"] == ("kept", "R-ASM-4")
+    assert [m["content"] for m in r.payload.body["messages"]] == ["S", "hi", "hello", "x", "q2"]
+
+
+def test_r_sys_3_just_ran_web_search_implies_citations(tmp_path):
+    r = assemble(tmp_path, BASE + """\
+prompts: {system: "Base.", datetime_aware: false}
+tools: [web_search]
+turn: {just_ran_web_search: true}
+messages: [{id: 1, role: user, text: q}]
+""")
+    assert "Cite the documents" in texts(r)[0][1]
+    assert "Remember to cite" in texts(r)[-1][1]
+
+
+def test_r_sys_4_blank_guidance_gives_no_tools_header(tmp_path):
+    r = assemble(tmp_path, BASE + """\
+prompts: {system: "Base.", datetime_aware: false}
+tools: [python, memory]
+templates: {tool_guidance.python: "", tool_guidance.memory: ""}
+messages: [{id: 1, role: user, text: q}]
+""")
+    assert texts(r)[0][1] == "Base."
+
+
+def test_r_conv_2_empty_assistant_message_has_a_row(tmp_path):
+    r = assemble(tmp_path, small() + """\
+messages:
+  - {id: u1, role: user, text: q}
+  - {id: a1, role: assistant, text: ""}
+  - {id: u2, role: user, text: q2}
+""")
+    assert fates(r)["a1"] == ("fixup", "R-CONV-2")
+    assert "a1" not in keys(r)

@@ -87,3 +87,12 @@ def test_fuzzed_argv_never_tracebacks(argv):
     assert "Traceback" not in r.err
     if r.code == 2:
         one_error_line(r)
+
+
+def test_r_fix_3_budget_only_image_needs_a_count(tmp_path):
+    f = tmp_path / "f.yaml"
+    f.write_text("ctxkit: 1\nmodel: {provider: openai, name: gpt-4o}\n"
+                 "files: [{id: pi, name: p.png, kind: image}]\nproject_files: [pi]\n"
+                 "messages: [{id: 1, role: user, text: q}]\n")
+    r = ctxkit("validate", str(f), expect=2)
+    assert "/files/0: a budget-only image" in r.err

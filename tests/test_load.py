@@ -176,7 +176,7 @@ def test_role_dependent_keys() -> None:
         "fx.yaml:/messages/0/summarizes_through: only summary nodes have 'summarizes_through'",
         "fx.yaml:/messages/0/tool_calls: only assistant messages have 'tool_calls'",
         "fx.yaml:/messages/1: a summary needs 'summarizes_through'",
-        "fx.yaml:/messages/1/files: a summary node has no attachments",
+        "fx.yaml:/messages/1/files: only user messages have attachments ('files')",
     ]
 
 

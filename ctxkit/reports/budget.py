@@ -28,7 +28,8 @@ def wire_tokens(a: Assembly, payload: Payload) -> int:
     stripped = _strip(payload.body, payload.prepared.image_b64)
     images = sum(a.meter.image(p.image) for m in payload.prepared.messages for p in m.parts
                  if p.image is not None)
-    return a.meter.text(json.dumps(stripped, ensure_ascii=False)) + images
+    compact = json.dumps(stripped, ensure_ascii=False, separators=(",", ":"))
+    return a.meter.text(compact) + images
 
 
 def _strip(value: Any, images: set[str]) -> Any:
@@ -47,15 +48,13 @@ def _strip(value: Any, images: set[str]) -> Any:
 
 def tool_definition_tokens(a: Assembly, payload: Payload) -> int:
     tools = payload.body.get("tools")
-    return a.meter.text(json.dumps(tools, ensure_ascii=False)) if tools else 0
+    return a.meter.text(json.dumps(tools, ensure_ascii=False, separators=(",", ":"))) if tools else 0
 
 
 def report(a: Assembly, payload: Payload) -> dict[str, Any]:
     segments: list[dict[str, Any]] = []
     for name in SEGMENTS:
         count = len(a.segments.get(name, ()))
-        if name == "project_files":
-            count += len(a.project.images)
         segments.append({"name": name, "tokens": a.tokens(name), "messages": count})
     used = sum(int(s["tokens"]) for s in segments)
     kept = a.segments["history"]

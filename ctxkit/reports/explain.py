@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from ..assemble import Assembly, Fated
 from ..domain import FileKind
 from ..translate import Payload
-from ..working import Fate, Row, Working
+from ..working import Fate, Row, Working, message_key
 
 GENERATED_RULES = {
     "system": "R-SYS-1",
@@ -36,16 +36,22 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
         yield _generated(a, w, "system")
     for m in a.branch.summarized:
         yield Row(m.id, str(m.role), None, _stored_tokens(a, m.text, m.tokens), Fate.SUMMARIZED,
-                  "R-TREE-3", key=m.id, text=m.text)
+                  "R-TREE-3", key=message_key(m.id), text=m.text)
         for fid in m.files:
             f = files[fid]
             if fid in forgotten:
                 yield Row(fid, "file", "forgotten_files", 0, Fate.FORGOTTEN, "R-FILE-1",
-                          ("attached to a summarized message (R-TREE-3)",), key=f"{m.id}:{fid}")
+                          ("attached to a summarized message (R-TREE-3)",), key=message_key(m.id, f":{fid}"))
             else:
-                yield Row(fid, "file", None, 0, Fate.SUMMARIZED, "R-TREE-3", key=f"{m.id}:{fid}")
+                yield Row(fid, "file", None, 0, Fate.SUMMARIZED, "R-TREE-3", key=message_key(m.id, f":{fid}"))
     for w in a.converted.history:
         yield from _history_row(a, w, forgotten, image_rows)
+    produced = {w.source_id for w in a.converted.history}
+    for m in a.branch.live:
+        if m.id not in produced and m is not a.branch.last_user:
+            yield Row(m.id, str(m.role), None, 0, Fate.FIXUP, "R-CONV-2",
+                      ("empty assistant message omitted: providers reject it",),
+                      key=message_key(m.id))
     for name in ("custom_agent",):
         for w in a.segments[name]:
             yield _generated(a, w, name)
@@ -70,7 +76,7 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
         yield _generated(a, w, "reminder")
     for m in a.branch.after_last_user:
         yield Row(m.id, str(m.role), None, _stored_tokens(a, m.text, m.tokens),
-                  Fate.AFTER_LAST_USER, "R-TURN-1", key=m.id, text=m.text)
+                  Fate.AFTER_LAST_USER, "R-TURN-1", key=message_key(m.id), text=m.text)
     yield from (r for r in payload.prepared.rows if not r.key or r.key == "image_drop_notice")
 
 

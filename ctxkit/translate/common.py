@@ -129,9 +129,10 @@ def _image_parts(a: Assembly, ident: tuple[str, int], img: Image, seg: str,
         return [label]
     mime = sniff_mime(img.data)
     if mime is None:
-        out.fixup(f"image {img.file_id!r} is not a PNG, JPEG, GIF or WebP: it and its label "
-                  "are left out of the payload (its budget charge stays)", rule="R-TR-1",
-                  id=img.file_id)
+        note = (f"image {img.file_id!r} is not a PNG, JPEG, GIF or WebP: it and its label "
+                "are left out of the payload (its budget charge stays)")
+        out.warnings.append(note)
+        out.rows.append(_image_row(a, ident, img, seg, Fate.FIXUP, "R-TR-1", note))
         return []
     part = Part(image=img, mime=mime)
     out.image_b64.add(part.b64)
@@ -141,7 +142,8 @@ def _image_parts(a: Assembly, ident: tuple[str, int], img: Image, seg: str,
 
 def _image_row(a: Assembly, ident: tuple[str, int], img: Image, seg: str, fate: Fate,
                rule: str, *notes: str) -> Row:
-    segment = None if fate is Fate.IMAGE_CAPPED else ("project_files" if img.project else seg)
+    left_out = fate in (Fate.IMAGE_CAPPED, Fate.FIXUP)
+    segment = None if left_out else ("project_files" if img.project else seg)
     if img.project and fate is Fate.KEPT:
         rule = "R-PROJ-2"
     return Row(img.file_id, "file", segment, a.meter.image(img), fate, rule, tuple(notes),
