@@ -8,6 +8,7 @@ so the dropped part of a long history is never tokenized.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
@@ -229,40 +230,50 @@ def _forgotten_files(
     eff: Effective, meter: Meter, converted: conv.Converted, kept: list[Working],
     dropped: list[Working], room: int, fates: dict[str, Fated],
 ) -> tuple[list[Working], Working | None, list[tuple[FileRecord, bool]], int]:
-    """R-FILE-1…3: list the files no surviving message carries; evict until it fits."""
+    """R-FILE-1…3: list the files no surviving message carries; evict until it fits.
+
+    Linear: the kept cost and the carried files are updated per eviction, and
+    the list is rebuilt only when an evicted message carried a file.
+    """
     files = {f.id: f for f in eff.fixture.files}
     order = {fid: n for n, fid in enumerate(converted.files_in_order)}
-    kept = list(kept)
-    evicted: list[Working] = []
+    carried = Counter(w.file_id for w in kept if w.file_id)
+    known = {w.file_id for w in dropped if w.file_id}
+    kept_cost = sum(meter.of(w) for w in kept)
+    start = 0
 
     def entries() -> list[tuple[FileRecord, bool]]:
-        carried = {w.file_id for w in kept if w.file_id}
-        known = {w.file_id for w in dropped + evicted if w.file_id} - carried
-        found = [(files[fid], True) for fid in known]
+        listed = {fid for fid in known if not carried[fid]}
+        found = [(files[fid], True) for fid in listed]
         found += [(files[fid], False) for fid in converted.summarized_files
-                  if fid not in carried and fid not in known]
+                  if not carried[fid] and fid not in listed]
         found = [(f, k) for f, k in found if f.kind is not FileKind.IMAGE]
         found.sort(key=lambda e: order.get(e[0].id, len(order)))
         return found
 
-    while True:
-        found = entries()
-        if not found:
-            return kept, None, [], 0
-        text = proj.read_file_list(found, eff.templates)
-        cost = meter.text(text)
-        if cost + sum(meter.of(w) for w in kept) <= room:
-            break
-        if not kept:
-            dropped.extend(evicted)
+    found = entries()
+    if not found:
+        return kept, None, [], 0
+    text = proj.read_file_list(found, eff.templates)
+    cost = meter.text(text)
+    while cost + kept_cost > room:
+        if start == len(kept):
+            dropped.extend(kept)
             return _partial_list(eff, meter, found, room)
-        w = kept.pop(0)
-        evicted.append(w)
+        w = kept[start]
+        start += 1
+        kept_cost -= meter.of(w)
         fates[w.key] = Fated(Fate.TRUNCATED, "R-FILE-3", None,
                              w.notes + ("evicted to make room for the read_file list",))
+        if w.file_id:
+            carried[w.file_id] -= 1
+            known.add(w.file_id)
+            found = entries()
+            text = proj.read_file_list(found, eff.templates)
+            cost = meter.text(text)
+    dropped.extend(kept[:start])
     listing = Working("forgotten_files", Kind.USER, text, cost, origin="forgotten_files")
-    dropped.extend(evicted)
-    return kept, listing, found, 0
+    return kept[start:], listing, found, 0
 
 
 def _partial_list(

@@ -7,6 +7,7 @@ The prose is ctxkit's own wording; the short format strings are the spec's.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -212,5 +213,9 @@ class Templates:
         names = BUILTIN[template][1]
         if not names:
             return text
-        pattern = re.compile("|".join(re.escape("{" + s + "}") for s in names))
-        return pattern.sub(lambda m: str(slots[m.group(0)[1:-1]]), text)
+        return _slot_pattern(names).sub(lambda m: str(slots[m.group(0)[1:-1]]), text)
+
+
+@functools.cache
+def _slot_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape("{" + s + "}") for s in names))
