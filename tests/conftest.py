@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,8 @@ FIXTURES = ROOT / "fixtures"
 GALLERY = sorted(p for p in FIXTURES.glob("*.yaml"))
 
 os.environ["COLUMNS"] = "80"
+# the parsed-ranks cache of the tests lives in a temporary folder, never in ~/.cache
+os.environ.setdefault("CTXKIT_CACHE_DIR", tempfile.mkdtemp(prefix="ctxkit-test-cache-"))
 os.environ["NO_COLOR"] = "1"
 
 

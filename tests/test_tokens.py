@@ -276,3 +276,21 @@ def test_s9_tiktoken_cache_dir_corrupt_file_is_skipped(
     monkeypatch.setattr(tokens, "_from_package", spy)
     assert tokens.get_counter("cl100k_base").count("Hello, world!") == 4
     assert calls == ["cl100k_base"]
+
+
+def test_r_fix_3_parsed_ranks_cache_is_verified(tmp_path, monkeypatch):
+    """The cache of parsed ranks is written from verified data and ignored when tampered."""
+    import subprocess
+    import sys
+
+    env = {**__import__("os").environ, "CTXKIT_CACHE_DIR": str(tmp_path)}
+    code = "from ctxkit.tokens import get_counter; print(get_counter('cl100k_base').count('hello world'))"
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert first.stdout.strip() == "2"
+    (cache,) = tmp_path.glob("cl100k_base-*.ranks")
+    blob = bytearray(cache.read_bytes())
+    blob[-1] ^= 0xFF  # corrupt the payload: its recorded sha256 no longer matches
+    cache.write_bytes(bytes(blob))
+    again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert again.stdout.strip() == "2"
+    assert cache.read_bytes() != bytes(blob)  # rewritten from the verified source
