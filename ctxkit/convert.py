@@ -108,6 +108,10 @@ def _user(
 
 def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iterator[Working]:
     """R-CONV-2/3: one assistant message per call turn, its results, then the answer."""
+    if not m.tool_calls:
+        if m.text:
+            yield Working(message_key(m.id), Kind.ASSISTANT, m.text, m.tokens, source_id=m.id)
+        return
     placeholder = templates.raw("tool_result_placeholder")
     placeholder_tokens = fixture.settings.tool_result_placeholder_tokens
     for turn in sorted({c.turn for c in m.tool_calls}):
