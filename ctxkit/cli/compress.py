@@ -13,7 +13,7 @@ import click
 
 from ..errors import InputError, Problem
 from . import cli
-from .options import assembly_options, build_options, echo, load, warn
+from .options import assembly_options, build_options, echo, format_option, load, warn
 
 if TYPE_CHECKING:
     from ..compress import CompressionPlan
@@ -26,8 +26,7 @@ LEGEND = ("split (S summarized, K kept, - skipped: no text, ~ already summarized
 @cli.command()
 @click.argument("fixture")
 @assembly_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@format_option("text", "json")
 @click.option("--summary", "summary_text", metavar="TEXT",
               help="The summary's text, for --write.")
 @click.option("--write", "write_path", metavar="OUT.yaml", type=click.Path(dir_okay=False),

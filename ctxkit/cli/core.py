@@ -11,7 +11,7 @@ import click
 
 from ..errors import ExitStatus, InputError
 from . import cli
-from .options import assembly_options, echo, load, load_options, run_pipeline, warn
+from .options import assembly_options, echo, format_option, load, load_options, run_pipeline, warn
 
 
 @cli.command()
@@ -45,8 +45,7 @@ def schema() -> None:
 
 
 @cli.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@format_option("text", "json")
 def templates(fmt: str) -> None:
     """List the built-in texts by name."""
     from ..output import dumps
@@ -66,8 +65,7 @@ def templates(fmt: str) -> None:
 @cli.command()
 @click.argument("fixture")
 @assembly_options
-@click.option("--format", "fmt", type=click.Choice(["json", "yaml", "text"]), default="json",
-              show_default=True)
+@format_option("json", "yaml", "text")
 @click.option("--raw", is_flag=True, help="Print image bytes in full.")
 def assemble(fixture: str, fmt: str, raw: bool, **kw: Any) -> None:
     """Print the provider request body the fixture assembles to."""
@@ -88,8 +86,7 @@ def assemble(fixture: str, fmt: str, raw: bool, **kw: Any) -> None:
 @cli.command()
 @click.argument("fixture")
 @assembly_options
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
-              show_default=True)
+@format_option("table", "json")
 def budget(fixture: str, fmt: str, **kw: Any) -> None:
     """Show where the window's tokens went, segment by segment."""
     from ..output import dumps
@@ -106,8 +103,7 @@ def budget(fixture: str, fmt: str, **kw: Any) -> None:
 @cli.command()
 @click.argument("fixture")
 @assembly_options
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
-              show_default=True)
+@format_option("table", "json")
 def explain(fixture: str, fmt: str, **kw: Any) -> None:
     """One row per message and file: its fate and the rule behind it."""
     from ..output import dumps

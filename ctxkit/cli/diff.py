@@ -14,7 +14,7 @@ import click
 
 from ..errors import ExitStatus, InputError
 from . import cli
-from .options import PROVIDERS, TOKENIZERS, echo, load_options, run_pipeline
+from .options import PROVIDERS, TOKENIZERS, echo, format_option, load_options, run_pipeline
 
 TWICE = ("provider", "max_input_tokens", "leaf", "tokenizer", "model")
 
@@ -29,8 +29,7 @@ TWICE = ("provider", "max_input_tokens", "leaf", "tokenizer", "model")
 @click.option("--now")
 @click.option("--templates", "templates_file", type=click.Path(dir_okay=False))
 @load_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@format_option("text", "json")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when the payloads differ.")
 def diff(fixtures: tuple[str, ...], fmt: str, exit_code: bool, **kw: Any) -> None:
     """Compare two assemblies: give an option twice, or two fixture files.

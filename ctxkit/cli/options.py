@@ -19,6 +19,12 @@ PROVIDERS = ["openai", "azure", "anthropic", "ollama", "gemini"]
 TOKENIZERS = ["cl100k_base", "o200k_base", "approx"]
 
 
+def format_option(*choices: str) -> Callable[[F], F]:
+    """`--format`, per command; the first choice is the default (never terminal-dependent)."""
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0],
+                        show_default=True, help="Output format.")
+
+
 def load_options(fn: F) -> F:
     """Options of every command that reads fixtures."""
     fn = click.option("--allow-outside-paths", is_flag=True,

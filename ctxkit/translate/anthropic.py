@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..assemble import Assembly
-from .common import Prepared, WireMessage, definitions
+from .common import Prepared, WireMessage, definitions, object_args, report_wrapped
 
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 _ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -74,13 +74,6 @@ class ToolIds:
         return candidate
 
 
-def as_input(args: Any) -> tuple[dict[str, Any], bool]:
-    """A call's arguments as an object; anything else is wrapped as `{"value": args}`."""
-    if isinstance(args, dict):
-        return args, False
-    return {"value": args}, True
-
-
 def _text_blocks(m: WireMessage, origin: int) -> list[_Block]:
     out = []
     for p in m.parts:
@@ -116,7 +109,7 @@ class _Builder:
             return
         blocks = _text_blocks(m, i)
         for c in m.tool_calls:
-            args, wrapped = as_input(c.args)
+            args, wrapped = object_args(c.args)
             if wrapped:
                 self.wrapped.append(c.id)
             if c.name not in self.called:
@@ -163,11 +156,7 @@ class _Builder:
             self.prepared.fixup(f"anthropic: {self.ids.repeated} repeated tool call id(s) get "
                                 "a numbered suffix (tool_use ids must be unique), their "
                                 "results follow them", rule="R-TR-3")
-        if self.wrapped:
-            self.prepared.fixup("anthropic: the arguments of tool call(s) "
-                                + ", ".join(repr(i) for i in self.wrapped)
-                                + ' are not a JSON object: sent as input {"value": ...}',
-                                rule="R-TR-3")
+        report_wrapped(self.prepared, "anthropic", "input", self.wrapped, "R-TR-3")
 
     def mark_cache_prefix(self, prefix: int) -> None:
         """R-TR-8: a breakpoint on the last block that came from the cacheable prefix."""

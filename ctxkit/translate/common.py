@@ -73,6 +73,22 @@ def definitions(a: Assembly, params_key: str, default: Any = None) -> list[dict[
     return out
 
 
+def object_args(args: Any) -> tuple[dict[str, Any], bool]:
+    """A call's arguments as an object; anything else is wrapped as `{"value": args}`."""
+    if isinstance(args, dict):
+        return args, False
+    return {"value": args}, True
+
+
+def report_wrapped(prepared: Prepared, provider: str, field: str, call_ids: list[str],
+                   rule: str) -> None:
+    """The fix-up line for calls whose arguments had to be wrapped by `object_args`."""
+    if call_ids:
+        prepared.fixup(f"{provider}: the arguments of tool call(s) "
+                       + ", ".join(repr(i) for i in call_ids)
+                       + f' are not a JSON object: sent as {field} {{"value": ...}}', rule=rule)
+
+
 def image_cap(a: Assembly) -> int | None:
     s = a.eff.settings
     if s.image_cap is not None:

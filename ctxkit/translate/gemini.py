@@ -14,14 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..assemble import Assembly
-from .common import Prepared, WireMessage, definitions
-
-
-def as_args(args: Any) -> tuple[dict[str, Any], bool]:
-    """A call's arguments as an object; anything else is wrapped as `{"value": args}`."""
-    if isinstance(args, dict):
-        return args, False
-    return {"value": args}, True
+from .common import Prepared, WireMessage, definitions, object_args, report_wrapped
 
 
 def _parts(m: WireMessage) -> list[dict[str, Any]]:
@@ -63,7 +56,7 @@ class _Builder:
             return []
         out = []
         for c in m.tool_calls:
-            args, wrapped = as_args(c.args)
+            args, wrapped = object_args(c.args)
             if wrapped:
                 self.wrapped.append(c.id)
             self.names[c.id] = c.name
@@ -95,11 +88,7 @@ class _Builder:
                 f"gemini: {calls} function call(s) and {responses} function response(s) before "
                 "the first user content are left out (a function-call turn must follow a user "
                 "or function-response turn)", rule="R-TR-4")
-        if self.wrapped:
-            self.prepared.fixup("gemini: the arguments of tool call(s) "
-                                + ", ".join(repr(i) for i in self.wrapped)
-                                + ' are not a JSON object: sent as args {"value": ...}',
-                                rule="R-TR-4")
+        report_wrapped(self.prepared, "gemini", "args", self.wrapped, "R-TR-4")
 
 
 def function_declarations(a: Assembly, called: list[str],
