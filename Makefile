@@ -3,12 +3,12 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CTXKIT := $(VENV)/bin/ctxkit
 
-.PHONY: install run test lint bench snapshots clean
+.PHONY: install run test lint format bench snapshots clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q -e '.[test,lint]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -16,13 +16,18 @@ install: $(VENV)/.installed
 run: install
 	$(CTXKIT) assemble fixtures/tool_loop_in_flight.yaml --format text
 
-test: install
+# The quality gates run before the tests, here and in CI.
+test: lint
 	$(PY) -m pytest
 
 lint: install
-	$(PIP) install -q -e '.[lint]'
-	$(VENV)/bin/ruff check ctxkit tests
-	$(VENV)/bin/mypy ctxkit
+	$(VENV)/bin/ruff check ctxkit tests benchmarks scripts
+	$(VENV)/bin/ruff format --check ctxkit tests benchmarks scripts
+	$(VENV)/bin/mypy
+
+format: install
+	$(VENV)/bin/ruff check --fix ctxkit tests benchmarks scripts
+	$(VENV)/bin/ruff format ctxkit tests benchmarks scripts
 
 bench: install
 	$(PIP) install -q -e '.[bench]'

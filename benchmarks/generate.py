@@ -59,8 +59,24 @@ roadmap metric dashboard alert threshold window context token model prompt answe
 search result document citation reminder message branch edit tool function argument value
 Python JSON YAML API HTTP SQL Kafka Postgres Redis Kubernetes Terraform GitHub OAuth
 """.split()
-_ODD = ["naïve", "café", "Über-limit", "façade", "déjà", "Zürich", "São", "Ångström",
-        "日本語", "中文", "Привет", "straße", "résumé", "–", "—", "…"]
+_ODD = [
+    "naïve",
+    "café",
+    "Über-limit",
+    "façade",
+    "déjà",
+    "Zürich",
+    "São",
+    "Ångström",
+    "日本語",
+    "中文",
+    "Привет",
+    "straße",
+    "résumé",
+    "–",
+    "—",
+    "…",
+]
 _PUNCT = [".", ",", ".", "?", ":", ";", "!"]
 
 
@@ -71,8 +87,12 @@ class Text:
         self.rng = rng
         pool = _WORDS * 3 + _ODD + [f"{w}_{v}" for w, v in zip(_WORDS[::7], _WORDS[3::7], strict=False)]
         pool += [str(n) for n in (7, 12, 42, 100, 250, 2026, 3.5, 0.75, 1_000, 65_536)]
-        pool += [rng.choice(("${:,}.{:02d}", "#{}{}", "v{}.{}.1", "2026-0{}-1{}", "({}/{})"))
-                 .format(rng.randint(1, 9999), rng.randint(0, 99)) for _ in range(25)]
+        pool += [
+            rng.choice(("${:,}.{:02d}", "#{}{}", "v{}.{}.1", "2026-0{}-1{}", "({}/{})")).format(
+                rng.randint(1, 9999), rng.randint(0, 99)
+            )
+            for _ in range(25)
+        ]
         self.pool = pool
 
     def words(self, n: int) -> str:
@@ -97,9 +117,9 @@ def _stored(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def _message_dicts(n: int, rng: random.Random, *, stored: bool, scale: float) -> tuple[
-    list[dict[str, Any]], list[dict[str, Any]]
-]:
+def _message_dicts(
+    n: int, rng: random.Random, *, stored: bool, scale: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """`n` linear messages (user, assistant, …) ending with a user message; and their files."""
     text = Text(rng)
     messages: list[dict[str, Any]] = []
@@ -111,8 +131,12 @@ def _message_dicts(n: int, rng: random.Random, *, stored: bool, scale: float) ->
         m["text"] = text.words(text.length(int((35 if user else 200) * scale)))
         if user and rng.random() < 0.04:
             body = text.words(text.length(int(600 * scale)))
-            f: dict[str, Any] = {"id": f"file-{len(files) + 1:05d}", "name": f"notes-{len(files) + 1}.md",
-                                 "kind": "text", "text": body}
+            f: dict[str, Any] = {
+                "id": f"file-{len(files) + 1:05d}",
+                "name": f"notes-{len(files) + 1}.md",
+                "kind": "text",
+                "text": body,
+            }
             if stored:
                 f["tokens"] = _stored(body)
             files.append(f)
@@ -124,8 +148,10 @@ def _message_dicts(n: int, rng: random.Random, *, stored: bool, scale: float) ->
                     call_no += 1
                     args = {"queries": [text.words(rng.randint(2, 8)) for _ in range(rng.randint(1, 3))]}
                     call: dict[str, Any] = {
-                        "id": f"call_{call_no}", "name": rng.choice(("internal_search", "web_search")),
-                        "args": args, "turn": turn,
+                        "id": f"call_{call_no}",
+                        "name": rng.choice(("internal_search", "web_search")),
+                        "args": args,
+                        "turn": turn,
                         "response": text.words(text.length(int(300 * scale))),
                     }
                     if stored:
@@ -150,8 +176,13 @@ def _in_flight(rng: random.Random, stored: bool) -> list[dict[str, Any]]:
 
 
 def _header(name: str) -> dict[str, Any]:
-    return {"ctxkit": 1, "name": name, "now": NOW,
-            "model": {"provider": "openai", "name": "gpt-4o"}, "tokenizer": "cl100k_base"}
+    return {
+        "ctxkit": 1,
+        "name": name,
+        "now": NOW,
+        "model": {"provider": "openai", "name": "gpt-4o"},
+        "tokenizer": "cl100k_base",
+    }
 
 
 def history(n: int, seed: int, *, stored: bool = False) -> dict[str, Any]:
@@ -172,8 +203,13 @@ def history(n: int, seed: int, *, stored: bool = False) -> dict[str, Any]:
 def small(seed: int) -> dict[str, Any]:
     rng = random.Random(f"{seed}:small")
     doc = _header(f"a typical fixture: 20 messages (seed {seed})")
-    doc["user_info"] = {"name": "Ada", "email": "ada@example.com", "role": "engineer",
-                        "team": "Payments platform team", "memories": ["Prefers Python"]}
+    doc["user_info"] = {
+        "name": "Ada",
+        "email": "ada@example.com",
+        "role": "engineer",
+        "team": "Payments platform team",
+        "memories": ["Prefers Python"],
+    }
     doc["prompts"] = {"custom_agent": "Answer as the finance team's analyst."}
     doc["tools"] = TOOLS
     messages, files = _message_dicts(20, rng, stored=False, scale=0.5)
@@ -194,8 +230,12 @@ def images(count: int, seed: int) -> dict[str, Any]:
     files = []
     for k in range(count):
         side = rng.choice((64, 256, 512, 800, 1024, 1600, 2048, 3000))
-        f: dict[str, Any] = {"id": f"img-{k + 1:04d}", "name": f"shot-{k + 1}.png", "kind": "image",
-                             "data": _b64(png(side, max(16, side * rng.choice((3, 4, 9)) // 6)))}
+        f: dict[str, Any] = {
+            "id": f"img-{k + 1:04d}",
+            "name": f"shot-{k + 1}.png",
+            "kind": "image",
+            "data": _b64(png(side, max(16, side * rng.choice((3, 4, 9)) // 6))),
+        }
         if k % 2:
             f["tokens"] = 765
         files.append(f)
@@ -211,11 +251,13 @@ def project(count: int, seed: int) -> dict[str, Any]:
     doc = _header(f"{count} project files (seed {seed})")
     doc["tools"] = TOOLS
     files: list[dict[str, Any]] = [
-        {"id": f"doc-{k + 1:04d}", "name": f"handbook-{k + 1}.md", "kind": "text",
-         "text": text.words(text.length(60))} for k in range(count)
+        {"id": f"doc-{k + 1:04d}", "name": f"handbook-{k + 1}.md", "kind": "text", "text": text.words(text.length(60))}
+        for k in range(count)
     ]
-    files += [{"id": f"scan-{k + 1}", "name": f"scan-{k + 1}.pdf", "kind": "metadata_only",
-               "chars": 10_000 * (k + 1)} for k in range(5)]
+    files += [
+        {"id": f"scan-{k + 1}", "name": f"scan-{k + 1}.pdf", "kind": "metadata_only", "chars": 10_000 * (k + 1)}
+        for k in range(5)
+    ]
     doc["files"] = files
     doc["project_files"] = [f["id"] for f in files]
     messages, _ = _message_dicts(40, rng, stored=False, scale=0.5)
@@ -225,6 +267,7 @@ def project(count: int, seed: int) -> dict[str, Any]:
 
 def png(width: int, height: int) -> bytes:
     """A valid greyscale PNG of that size (its pixel data compresses to almost nothing)."""
+
     def chunk(tag: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body))
 
@@ -275,7 +318,7 @@ def _yaml_lines(value: Any, indent: int) -> Iterator[str]:
             if isinstance(item, dict) and item:
                 first = True
                 for line in _yaml_lines(item, indent + 2):
-                    yield (f"{pad}- {line[indent + 2:]}" if first else line)
+                    yield (f"{pad}- {line[indent + 2 :]}" if first else line)
                     first = False
             else:
                 yield f"{pad}- {_flow(item)}\n"
@@ -313,9 +356,12 @@ def ensure(seed: int = SEED, names: tuple[str, ...] | None = None) -> Path:
             tmp = out / f".{name}.{ext}.tmp"
             tmp.write_text(text, encoding="utf-8")
             tmp.replace(out / f"{name}.{ext}")
-        manifest[name] = {"messages": len(doc.get("messages", [])), "files": len(doc.get("files", [])),
-                          "bytes_yaml": (out / f"{name}.yaml").stat().st_size,
-                          "bytes_json": (out / f"{name}.json").stat().st_size}
+        manifest[name] = {
+            "messages": len(doc.get("messages", [])),
+            "files": len(doc.get("files", [])),
+            "bytes_yaml": (out / f"{name}.yaml").stat().st_size,
+            "bytes_json": (out / f"{name}.json").stat().st_size,
+        }
         manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True))
     return out
 

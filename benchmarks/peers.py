@@ -40,26 +40,33 @@ def chat_messages(doc: dict[str, Any], system: str) -> list[Message]:
         for turn in sorted({c.get("turn", 0) for c in calls}):
             group = [c for c in calls if c.get("turn", 0) == turn]
             out.append({"role": "assistant", "content": "", "tool_calls": [_call(c) for c in group]})
-            out += [{"role": "tool", "tool_call_id": c["id"], "content": c.get("response") or ""}
-                    for c in group]
+            out += [{"role": "tool", "tool_call_id": c["id"], "content": c.get("response") or ""} for c in group]
         if m.get("text"):
             out.append({"role": "assistant", "content": m["text"]})
     for m in doc.get("in_flight", []):
         if m["role"] == "tool":
             out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["text"]})
         else:
-            out.append({"role": "assistant", "content": m.get("text", ""),
-                        "tool_calls": [_call(c) for c in m.get("tool_calls", [])]})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": m.get("text", ""),
+                    "tool_calls": [_call(c) for c in m.get("tool_calls", [])],
+                }
+            )
     return out
 
 
 def _call(c: dict[str, Any]) -> dict[str, Any]:
-    return {"id": c["id"], "type": "function",
-            "function": {"name": c["name"], "arguments": json.dumps(c["args"], ensure_ascii=False)}}
+    return {
+        "id": c["id"],
+        "type": "function",
+        "function": {"name": c["name"], "arguments": json.dumps(c["args"], ensure_ascii=False)},
+    }
 
 
 def encoding() -> Any:
-    from ctxkit.tokens import _load_encoding
+    from ctxkit.counting.tokens import _load_encoding
 
     return _load_encoding("cl100k_base")
 
@@ -68,7 +75,8 @@ def count_everything(messages: list[Message]) -> Callable[[], int]:
     """Prepared once; the returned callable is what gets timed."""
     enc = encoding()
     texts = [m["content"] for m in messages] + [
-        c["function"]["arguments"] for m in messages for c in m.get("tool_calls", ())]
+        c["function"]["arguments"] for m in messages for c in m.get("tool_calls", ())
+    ]
 
     def run() -> int:
         return sum(len(enc.encode_ordinary(t)) for t in texts)
@@ -86,8 +94,9 @@ def langchain(messages: list[Message], budget: int) -> Callable[[], int]:
         return sum(len(enc.encode_ordinary(m.content)) for m in ms if isinstance(m.content, str))
 
     def run() -> int:
-        kept = trim_messages(converted, max_tokens=budget, strategy="last", token_counter=counter,
-                             include_system=True, start_on="human")
+        kept = trim_messages(
+            converted, max_tokens=budget, strategy="last", token_counter=counter, include_system=True, start_on="human"
+        )
         return len(kept)
 
     return run

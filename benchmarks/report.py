@@ -85,8 +85,10 @@ def derive(r: R) -> dict[str, Any]:
         d[f"s load {size}"] = med(get(r, f"ctxkit stored-{size}", "load"))
         d[f"s asm {size}"] = med(get(r, f"ctxkit stored-{size}", "assemble"))
     d["k asm"] = exponent(d["s asm 10000"], d["s asm 100000"], 10)
-    total = [d[f"s load {s}"] + d[f"s asm {s}"] if d[f"s load {s}"] and d[f"s asm {s}"] else None
-             for s in ("10000", "100000")]
+    total = [
+        d[f"s load {s}"] + d[f"s asm {s}"] if d[f"s load {s}"] and d[f"s asm {s}"] else None
+        for s in ("10000", "100000")
+    ]
     d["s total 10000"], d["s total 100000"] = total
     d["k total"] = exponent(total[0], total[1], 10)
     return d
@@ -102,7 +104,8 @@ def render(r: R) -> str:
         "# ctxkit benchmarks",
         "",
         f"Measured {meta['date']} by `make bench` (`benchmarks/run.py`"
-        + (", `--quick`" if meta["quick"] else "") + f"; seed {meta['seed']}; the whole run "
+        + (", `--quick`" if meta["quick"] else "")
+        + f"; seed {meta['seed']}; the whole run "
         f"took {meta['seconds']:.0f} s).",
         "",
         f"Machine: {m['cpu']}; {m['memory']} RAM; {m['os']}; {m['python']}. Load average "
@@ -117,7 +120,8 @@ def render(r: R) -> str:
 
 
 METHOD = [
-    "## How this is measured", "",
+    "## How this is measured",
+    "",
     "* Fixtures come from `benchmarks/generate.py` (seeded, written to a cache folder "
     "outside the repository, regenerated when the generator changes); sizes and counts in "
     "`manifest.json` next to them.",
@@ -130,7 +134,7 @@ METHOD = [
     "`python benchmarks/run.py --quick --only e2e --no-write` re-measures one section; "
     "with `PYTHONPATH=OTHER_TREE` it measures another checkout.",
     "* To profile a step: `python -m cProfile -s tottime benchmarks/worker.py "
-    "'{\"job\": \"assemble\", \"path\": \"…/history-20000.json\", \"budget\": 8000, "
-    "\"repeat\": 1}'`; imports: `python -X importtime .venv/bin/ctxkit assemble …`.",
+    '\'{"job": "assemble", "path": "…/history-20000.json", "budget": 8000, '
+    '"repeat": 1}\'`; imports: `python -X importtime .venv/bin/ctxkit assemble …`.',
     "",
 ]

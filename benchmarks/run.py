@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 CTXKIT = str(Path(PYTHON).parent / "ctxkit")
 BUDGET = 8_000
 LITELLM_CAP = 90  # seconds, for litellm at 20,000 messages (the job includes ~10 s of set-up)
-FLOOR_CODE = "from ctxkit.tokens import get_counter; get_counter('cl100k_base').count('x')"
+FLOOR_CODE = "from ctxkit.counting.tokens import get_counter; get_counter('cl100k_base').count('x')"
 
 
 class Bench:
@@ -72,48 +72,68 @@ class Bench:
         print("truncation in process", file=sys.stderr)
         for name, repeat in (("history-2000", 9), ("history-20000", 7)):
             path = self.path(name)
-            self.job(f"ctxkit {name}", {"job": "assemble", "path": path, "budget": BUDGET,
-                                        "repeat": self.n(repeat), "load_repeat": self.n(3)})
+            self.job(
+                f"ctxkit {name}",
+                {"job": "assemble", "path": path, "budget": BUDGET, "repeat": self.n(repeat), "load_repeat": self.n(3)},
+            )
             for which, reps in (("langchain", 5), ("count", 5)):
-                self.job(f"{which} {name}", {"job": "peer", "which": which, "path": path,
-                                             "budget": BUDGET, "repeat": self.n(reps)})
+                self.job(
+                    f"{which} {name}",
+                    {"job": "peer", "which": which, "path": path, "budget": BUDGET, "repeat": self.n(reps)},
+                )
         if not self.quick:  # at 20,000 messages once, capped: it was measured at ≈ 129 s before
             for name, reps, cap in (("history-2000", 3, 240), ("history-20000", 1, LITELLM_CAP)):
-                self.job(f"litellm {name}", {"job": "peer", "which": "litellm", "budget": BUDGET,
-                                             "path": self.path(name), "repeat": reps}, timeout=cap)
+                self.job(
+                    f"litellm {name}",
+                    {"job": "peer", "which": "litellm", "budget": BUDGET, "path": self.path(name), "repeat": reps},
+                    timeout=cap,
+                )
 
     def end_to_end(self) -> None:
         print("end to end", file=sys.stderr)
         for ext in ("json", "yaml"):
             path = self.path("history-20000", ext)
-            self.job(f"stages history-20000.{ext}", {"job": "stages", "path": path,
-                                                      "repeat": self.n(3)})
+            self.job(f"stages history-20000.{ext}", {"job": "stages", "path": path, "repeat": self.n(3)})
             try:
-                self.r[f"e2e history-20000.{ext}"] = [run_process([CTXKIT, "assemble", path])
-                                                      for _ in range(self.n(5))]
+                self.r[f"e2e history-20000.{ext}"] = [run_process([CTXKIT, "assemble", path]) for _ in range(self.n(5))]
             except Failed as exc:
                 self.r["errors"].append(f"e2e {ext}: {exc}")
-        self.job("stages stored-100000.json", {"job": "stages", "path": self.path("stored-100000"),
-                                                "repeat": self.n(3)})
+        self.job(
+            "stages stored-100000.json", {"job": "stages", "path": self.path("stored-100000"), "repeat": self.n(3)}
+        )
 
     def scale(self) -> None:
         print("scale", file=sys.stderr)
         for name, repeat in (("stored-10000", 7), ("stored-100000", 5)):
-            self.job(f"ctxkit {name}", {"job": "assemble", "path": self.path(name),
-                                        "repeat": self.n(repeat), "load_repeat": self.n(3)})
+            self.job(
+                f"ctxkit {name}",
+                {"job": "assemble", "path": self.path(name), "repeat": self.n(repeat), "load_repeat": self.n(3)},
+            )
         for name in ("small", "images-200", "project-500"):
-            self.job(f"ctxkit {name}", {"job": "assemble", "path": self.path(name),
-                                        "repeat": self.n(9), "load_repeat": self.n(5)})
-        self.job("ctxkit history-20000.yaml", {"job": "assemble", "budget": BUDGET,
-                                               "path": self.path("history-20000", "yaml"),
-                                               "repeat": self.n(3), "load_repeat": self.n(3)})
+            self.job(
+                f"ctxkit {name}",
+                {"job": "assemble", "path": self.path(name), "repeat": self.n(9), "load_repeat": self.n(5)},
+            )
+        self.job(
+            "ctxkit history-20000.yaml",
+            {
+                "job": "assemble",
+                "budget": BUDGET,
+                "path": self.path("history-20000", "yaml"),
+                "repeat": self.n(3),
+                "load_repeat": self.n(3),
+            },
+        )
 
     def reports(self) -> None:
         print("reports", file=sys.stderr)
         for name in ("history-20000", "stored-100000"):
             for what in ("budget", "explain", "compress"):
-                self.job(f"{what} {name}", {"job": "report", "what": what, "path": self.path(name),
-                                            "repeat": self.n(3)}, timeout=150)
+                self.job(
+                    f"{what} {name}",
+                    {"job": "report", "what": what, "path": self.path(name), "repeat": self.n(3)},
+                    timeout=150,
+                )
 
 
 def main() -> None:
@@ -131,16 +151,26 @@ def main() -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ.setdefault("PYTHONPYCACHEPREFIX", str(folder.parent / "pycache"))
     bench = Bench(folder, args.quick)
-    sections = {"cold": bench.cold_start, "truncation": bench.truncation,
-                "e2e": bench.end_to_end, "scale": bench.scale, "reports": bench.reports}
+    sections = {
+        "cold": bench.cold_start,
+        "truncation": bench.truncation,
+        "e2e": bench.end_to_end,
+        "scale": bench.scale,
+        "reports": bench.reports,
+    }
     chosen = [name for name in args.only.split(",") if name] or list(sections)
     for name in chosen:
         sections[name]()
     r = bench.r
     r["meta"] = {
-        "date": datetime.now(UTC).strftime("%Y-%m-%d"), "machine": machine(),
-        "load_before": load_before, "load_after": load_average(), "seed": args.seed,
-        "quick": args.quick, "seconds": time.perf_counter() - started, "budget": BUDGET,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "machine": machine(),
+        "load_before": load_before,
+        "load_after": load_average(),
+        "seed": args.seed,
+        "quick": args.quick,
+        "seconds": time.perf_counter() - started,
+        "budget": BUDGET,
         "litellm_cap": LITELLM_CAP,
         "fixtures": json.loads((folder / "manifest.json").read_text()),
     }

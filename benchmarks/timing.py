@@ -35,8 +35,7 @@ def run_process(cmd: list[str], *, timeout: float = 300) -> list[float]:
     """One fresh process, stdout discarded: [wall, cpu] seconds; a failure raises."""
     env = {**os.environ, "NO_COLOR": "1"}
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                            stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, stdin=subprocess.DEVNULL)
     timer = threading.Timer(timeout, proc.kill)
     timer.start()
     try:
@@ -65,11 +64,9 @@ def interleaved(commands: dict[str, list[str]], repeat: int) -> dict[str, Sample
 def worker(params: dict[str, Any], *, timeout: float = 300) -> dict[str, Any]:
     """Run one job of `worker.py` in a fresh interpreter and return its JSON result."""
     cmd = [PYTHON, str(HERE / "worker.py"), json.dumps(params)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])])}
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                              check=False)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
     except subprocess.TimeoutExpired:
         raise Failed(f"{params['job']} timed out after {timeout:.0f} s") from None
     if done.returncode != 0:
@@ -88,8 +85,9 @@ def machine() -> dict[str, str]:
     except OSError:
         pass
     try:
-        mem = next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
-                   if line.startswith("MemTotal"))
+        mem = next(
+            line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal")
+        )
         memory = f"{int(mem) / 1024**2:.1f} GiB"
     except (OSError, StopIteration, ValueError):
         memory = "unknown"

@@ -42,32 +42,37 @@ def timed(fn: Callable[[], Any], repeat: int) -> tuple[Samples, Any]:
 
 
 def warm() -> None:
-    from ctxkit.tokens import get_counter
+    from ctxkit.counting.tokens import get_counter
 
     get_counter("cl100k_base").count("warm")
 
 
 def options(budget: int | None) -> Any:
-    from ctxkit.config import Options
+    from ctxkit.loading.config import Options
 
     return Options(max_input_tokens=budget)
 
 
 def job_assemble(p: dict[str, Any]) -> dict[str, Any]:
-    from ctxkit.load import load_fixture
-    from ctxkit.pipeline import run
+    from ctxkit.assembly.pipeline import run
+    from ctxkit.loading.read import load_fixture
 
     warm()
     load, fixture = timed(lambda: load_fixture(p["path"]), p.get("load_repeat", p["repeat"]))
     opts = options(p.get("budget"))
     assembly, result = timed(lambda: run(fixture, opts), p["repeat"])
     a = result.assembly
-    return {"load": load, "assemble": assembly, "counted_texts": a.meter.counted_texts,
-            "kept": len(a.segments["history"]), "dropped": len(a.dropped)}
+    return {
+        "load": load,
+        "assemble": assembly,
+        "counted_texts": a.meter.counted_texts,
+        "kept": len(a.segments["history"]),
+        "dropped": len(a.dropped),
+    }
 
 
 def job_stages(p: dict[str, Any]) -> dict[str, Any]:
-    from ctxkit import load as ld
+    from ctxkit.loading import read as ld
 
     path, n = p["path"], p["repeat"]
     out: dict[str, Any] = {}
@@ -80,20 +85,20 @@ def job_stages(p: dict[str, Any]) -> dict[str, Any]:
 
 def _as_in_load_fixture() -> Any:
     """The steps under the same garbage-collector regime as `load_fixture` (paused when
-    the tree has `ctxkit.collector`), so their sum matches it."""
+    the tree has `ctxkit.assembly.collector`), so their sum matches it."""
     import contextlib
 
     try:
-        from ctxkit import collector  # type: ignore[attr-defined]
+        from ctxkit.assembly import collector
     except ImportError:
         return contextlib.nullcontext()
     return collector.paused()
 
 
 def _stage_samples(path: str, n: int, out: dict[str, Any]) -> str:
-    from ctxkit import load as ld
-    from ctxkit.fixture_refs import build_fixture
-    from ctxkit.fixture_schema import validate_document
+    from ctxkit.loading import read as ld
+    from ctxkit.loading.refs import build_fixture
+    from ctxkit.loading.schema import validate_document
 
     out["read"], data = timed(lambda: ld._read(path, ld.DEFAULT_MAX_SIZE, None), n)
     out["decode"], text = timed(lambda: ld._decode(path, data), n)
@@ -102,8 +107,9 @@ def _stage_samples(path: str, n: int, out: dict[str, Any]) -> str:
     validate_document(path, doc)  # the compiled check is built once per process
     out["validate"], _ = timed(lambda: validate_document(path, doc), n)
     base = Path(path).absolute().parent
-    out["build"], _ = timed(lambda: build_fixture(doc, source=path, base_dir=base,
-                                                  max_size=ld.DEFAULT_MAX_SIZE, floats=floats), n)
+    out["build"], _ = timed(
+        lambda: build_fixture(doc, source=path, base_dir=base, max_size=ld.DEFAULT_MAX_SIZE, floats=floats), n
+    )
     return str(text)
 
 
@@ -118,8 +124,8 @@ def stock_parser(path: str, text: str) -> Callable[[], Any]:
 
 
 def job_report(p: dict[str, Any]) -> dict[str, Any]:
-    from ctxkit.load import load_fixture
-    from ctxkit.pipeline import run
+    from ctxkit.assembly.pipeline import run
+    from ctxkit.loading.read import load_fixture
 
     warm()
     fixture = load_fixture(p["path"])
@@ -127,10 +133,10 @@ def job_report(p: dict[str, Any]) -> dict[str, Any]:
     what = p["what"]
     if what == "compress":
         try:
-            from ctxkit.compress import plan
+            from ctxkit.compression.compress import plan
         except ImportError as exc:
-            return {"skipped": f"ctxkit.compress is not available ({exc})"}
-        from ctxkit.config import resolve
+            return {"skipped": f"ctxkit.compression.compress is not available ({exc})"}
+        from ctxkit.loading.config import resolve
 
         samples, result = timed(lambda: plan(resolve(fixture, opts)), p["repeat"])
         return {"total": samples, "note": f"should_compress={result.should_compress}"}
@@ -150,15 +156,14 @@ def job_report(p: dict[str, Any]) -> dict[str, Any]:
 def job_peer(p: dict[str, Any]) -> dict[str, Any]:
     import peers
 
-    from ctxkit.load import load_fixture
-    from ctxkit.pipeline import run
+    from ctxkit.assembly.pipeline import run
+    from ctxkit.loading.read import load_fixture
 
     doc = json.loads(Path(p["path"]).read_text(encoding="utf-8"))
     system = run(load_fixture(p["path"])).assembly.segments["system"][0].text
     messages = peers.chat_messages(doc, system)
     make = {"langchain": peers.langchain, "litellm": peers.litellm}
-    fn = peers.count_everything(messages) if p["which"] == "count" else make[p["which"]](
-        messages, p["budget"])
+    fn = peers.count_everything(messages) if p["which"] == "count" else make[p["which"]](messages, p["budget"])
     if p["which"] == "litellm":  # first-call costs (lazy imports, tokenizer) on a short slice
         peers.litellm(messages[:20], p["budget"])()
     else:

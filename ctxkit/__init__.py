@@ -1,15 +1,16 @@
 """ctxkit: see exactly what an LLM chat application sends to its model.
 
-The pipeline, one module per stage:
+The pipeline, one package per stage (docs/architecture.md has the module map):
 
-    load       fixture file  -> domain.Fixture           (layer 1: the stored tree)
-    config     Fixture + command-line options -> Effective settings
-    tree       branch, leaf and applicable summary       (R-TREE)
-    convert    branch -> working messages                (layer 2, R-CONV)
-    system     system prompt, reserved tokens, reminder  (R-SYS, R-REM)
-    assemble   order, budget, project and forgotten files (R-ASM, R-PROJ, R-FILE)
-    translate  assembled list -> provider payload        (layer 3, R-TR)
-    reports    budget / explain / diff renderings of the decision record
+    loading/      fixture file -> domain.Fixture, Effective settings (layer 1)
+    counting/     tokenizers, image costs, the lazy per-message meter
+    history/      branch, summary, working messages             (layer 2, R-TREE, R-CONV)
+    assembly/     system prompt, project files, order and budget (R-SYS, R-PROJ, R-ASM, R-FILE, R-REM)
+    translate/    assembled list -> provider payload            (layer 3, R-TR)
+    compression/  is a summary due, and its request             (R-CMP)
+    reports/      budget / explain / diff renderings of the decision record
+    snapshots/    golden files and the pytest plugin
+    cli/          argv -> options -> pipeline -> render -> echo
 """
 
 __version__ = "0.1.0"

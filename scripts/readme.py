@@ -11,7 +11,6 @@ repository root with NO_COLOR=1 and COLUMNS=80.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import re
 import shlex
@@ -56,8 +55,9 @@ def main() -> int:
     if new != text:
         import difflib
 
-        sys.stdout.writelines(difflib.unified_diff(
-            text.splitlines(True), new.splitlines(True), "README.md", "README.md (re-run)"))
+        sys.stdout.writelines(
+            difflib.unified_diff(text.splitlines(True), new.splitlines(True), "README.md", "README.md (re-run)")
+        )
         return 1
     return 0
 

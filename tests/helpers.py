@@ -7,9 +7,9 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from ctxkit.config import Options
-from ctxkit.load import load_fixture
-from ctxkit.pipeline import Result, run
+from ctxkit.assembly.pipeline import Result, run
+from ctxkit.loading.config import Options
+from ctxkit.loading.read import load_fixture
 
 HEAD = """\
 ctxkit: 1
@@ -41,13 +41,12 @@ def texts(result: Result) -> list[tuple[str, str]]:
 def readable(key: str) -> str:
     """`m:2:u1#file0` → `u1#file0` (message keys are length-prefixed, see working.message_key)."""
     m = re.match(r"m:(\d+):", key)
-    return key[m.end():] if m else key
+    return key[m.end() :] if m else key
 
 
 def fates(result: Result) -> dict[str, tuple[str, str]]:
     """Explain rows by readable key (or id) → (fate, rule)."""
-    return {readable(r.key) if r.key else str(r.id): (str(r.fate), r.rule)
-            for r in result.explain()}
+    return {readable(r.key) if r.key else str(r.id): (str(r.fate), r.rule) for r in result.explain()}
 
 
 def keys(result: Result) -> list[str]:

@@ -95,8 +95,7 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 def _openapi_validator(protocol: str, provider: str, component: str) -> Draft202012Validator:
     doc = _load(protocol, provider)
     v30 = str(doc.get("openapi", "")).startswith("3.0")
-    schemas = {name: openapi_to_jsonschema(s, v30=v30)
-               for name, s in doc["components"]["schemas"].items()}
+    schemas = {name: openapi_to_jsonschema(s, v30=v30) for name, s in doc["components"]["schemas"].items()}
     root = {"$ref": f"#/components/schemas/{component}", "components": {"schemas": schemas}}
     return Draft202012Validator(root, format_checker=FORMATS)
 
@@ -106,8 +105,7 @@ def _openapi_validator(protocol: str, provider: str, component: str) -> Draft202
 # "Required." in a description is how the discovery document marks required fields;
 # these are not part of the body: the model is the URL path of generateContent, and
 # R-TR-4 declares a called tool without a definition by name only.
-NOT_REQUIRED_IN_BODY = frozenset({("GenerateContentRequest", "model"),
-                                  ("FunctionDeclaration", "description")})
+NOT_REQUIRED_IN_BODY = frozenset({("GenerateContentRequest", "model"), ("FunctionDeclaration", "description")})
 
 
 def discovery_to_jsonschema(doc: dict[str, Any]) -> dict[str, Any]:
@@ -140,8 +138,7 @@ def _dangling_refs(schemas: dict[str, Any]) -> set[str]:
     return found
 
 
-def _discovery(s: dict[str, Any], schemas: dict[str, Any], owner: str = "",
-               field: str = "") -> dict[str, Any]:
+def _discovery(s: dict[str, Any], schemas: dict[str, Any], owner: str = "", field: str = "") -> dict[str, Any]:
     if "$ref" in s:
         return {"$ref": f"#/$defs/{s['$ref']}"}
     t = s.get("type")
@@ -151,9 +148,11 @@ def _discovery(s: dict[str, Any], schemas: dict[str, Any], owner: str = "",
         props = s.get("properties")
         if props is not None:
             out["properties"] = {k: _discovery(v, schemas, owner, k) for k, v in props.items()}
-            required = [k for k, v in props.items()
-                        if str(v.get("description", "")).startswith("Required.")
-                        and (owner, k) not in NOT_REQUIRED_IN_BODY]
+            required = [
+                k
+                for k, v in props.items()
+                if str(v.get("description", "")).startswith("Required.") and (owner, k) not in NOT_REQUIRED_IN_BODY
+            ]
             if required:
                 out["required"] = required
         extra = s.get("additionalProperties")
@@ -193,8 +192,7 @@ _OLLAMA_TOOL_CALL = {
         "function": {
             "type": "object",
             "required": ["name", "arguments"],
-            "properties": {"index": {"type": "integer"}, "name": {"type": "string"},
-                           "arguments": {"type": "object"}},
+            "properties": {"index": {"type": "integer"}, "name": {"type": "string"}, "arguments": {"type": "object"}},
             "additionalProperties": False,
         },
     },
@@ -207,36 +205,52 @@ OLLAMA_CHAT: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "model": {"type": "string", "minLength": 1},
-        "messages": {"type": "array", "items": {
-            "type": "object",
-            "required": ["role", "content"],
-            "additionalProperties": False,
-            "properties": {
-                "role": {"enum": ["system", "user", "assistant", "tool"]},
-                "content": {"type": "string"},
-                "thinking": {"type": "string"},
-                "images": {"type": "array", "items": {"type": "string", "format": "byte"}},
-                "tool_calls": {"type": "array", "items": _OLLAMA_TOOL_CALL},
-                "tool_name": {"type": "string"},
+        "messages": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["role", "content"],
+                "additionalProperties": False,
+                "properties": {
+                    "role": {"enum": ["system", "user", "assistant", "tool"]},
+                    "content": {"type": "string"},
+                    "thinking": {"type": "string"},
+                    "images": {"type": "array", "items": {"type": "string", "format": "byte"}},
+                    "tool_calls": {"type": "array", "items": _OLLAMA_TOOL_CALL},
+                    "tool_name": {"type": "string"},
+                },
             },
-        }},
-        "tools": {"type": "array", "items": {
-            "type": "object",
-            "required": ["type", "function"],
-            "properties": {"type": {"const": "function"}, "function": {
-                "type": "object", "required": ["name"],
-                "properties": {"name": {"type": "string"}, "description": {"type": "string"},
-                               "parameters": {"type": "object"}},
-            }},
-        }},
+        },
+        "tools": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["type", "function"],
+                "properties": {
+                    "type": {"const": "function"},
+                    "function": {
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "description": {"type": "string"},
+                            "parameters": {"type": "object"},
+                        },
+                    },
+                },
+            },
+        },
         "think": {"type": ["boolean", "string"]},
         "format": {"type": ["string", "object"]},
-        "options": {"type": "object", "properties": {
-            "num_ctx": {"type": "integer", "minimum": 1},
-            "num_predict": {"type": "integer"},
-            "temperature": {"type": "number"},
-            "seed": {"type": "integer"},
-        }},
+        "options": {
+            "type": "object",
+            "properties": {
+                "num_ctx": {"type": "integer", "minimum": 1},
+                "num_predict": {"type": "integer"},
+                "temperature": {"type": "number"},
+                "seed": {"type": "integer"},
+            },
+        },
         "stream": {"type": "boolean"},
         "keep_alive": {"type": ["string", "number"]},
     },
@@ -245,13 +259,13 @@ OLLAMA_CHAT: dict[str, Any] = {
 
 # --- entry point -----------------------------------------------------------------------
 
+
 @functools.cache
 def validators(provider: str) -> tuple[Draft202012Validator, ...]:
     if provider == "openai":
         return (_openapi_validator("openai", "official", "CreateChatCompletionRequest"),)
     if provider == "azure":
-        return (_openapi_validator("openai", "azure", "createChatCompletionRequest"),
-                *validators("openai"))
+        return (_openapi_validator("openai", "azure", "createChatCompletionRequest"), *validators("openai"))
     if provider == "anthropic":
         return (_openapi_validator("anthropic", "official", "CreateMessageParams"),)
     if provider == "gemini":
@@ -279,6 +293,8 @@ def _leaves(error: Any) -> list[Any]:
     branches: dict[Any, list[Any]] = {}
     for sub in error.context:
         branches.setdefault(sub.schema_path[0] if sub.schema_path else None, []).append(sub)
-    best = max(branches.values(),  # deepest first, then the branch with the fewest errors
-               key=lambda es: (max(len(e.absolute_path) for e in es), -len(es)))
+    best = max(
+        branches.values(),  # deepest first, then the branch with the fewest errors
+        key=lambda es: (max(len(e.absolute_path) for e in es), -len(es)),
+    )
     return [leaf for e in best for leaf in _leaves(e)]

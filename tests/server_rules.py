@@ -17,8 +17,17 @@ from typing import Any
 ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 GEMINI_CALL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 GEMINI_DECLARATION_NAME = re.compile(r"^[a-zA-Z0-9_.:-]{1,128}$")
-GEMINI_DATA_FIELDS = ("text", "inlineData", "functionCall", "functionResponse", "fileData",
-                      "executableCode", "codeExecutionResult", "toolCall", "toolResponse")
+GEMINI_DATA_FIELDS = (
+    "text",
+    "inlineData",
+    "functionCall",
+    "functionResponse",
+    "fileData",
+    "executableCode",
+    "codeExecutionResult",
+    "toolCall",
+    "toolResponse",
+)
 OLLAMA_CALL = re.compile(r"^\[Tool Call\] name=(\S*) id=(\S*) args=", re.MULTILINE)
 OLLAMA_RESULT = re.compile(r"^\[Tool Result\] id=(\S*)\n")
 MAX_CACHE_BREAKPOINTS = 4
@@ -26,13 +35,17 @@ MAX_CACHE_BREAKPOINTS = 4
 
 def check(provider: str, body: dict[str, Any]) -> list[str]:
     rules: dict[str, Callable[[dict[str, Any]], list[str]]] = {
-        "openai": openai, "azure": openai, "anthropic": anthropic,
-        "gemini": gemini, "ollama": ollama,
+        "openai": openai,
+        "azure": openai,
+        "anthropic": anthropic,
+        "gemini": gemini,
+        "ollama": ollama,
     }
     return rules[provider](body)
 
 
 # --- OpenAI / Azure --------------------------------------------------------------------
+
 
 def openai(body: dict[str, Any]) -> list[str]:
     out: list[str] = []
@@ -42,8 +55,10 @@ def openai(body: dict[str, Any]) -> list[str]:
         role = m.get("role")
         if role == "tool":
             if pending is None or m.get("tool_call_id") not in pending:
-                out.append(f"/messages/{i}: tool message {m.get('tool_call_id')!r} does not "
-                           "answer a call of the assistant message right before it")
+                out.append(
+                    f"/messages/{i}: tool message {m.get('tool_call_id')!r} does not "
+                    "answer a call of the assistant message right before it"
+                )
             else:
                 pending.discard(m["tool_call_id"])
             continue
@@ -62,6 +77,7 @@ def openai(body: dict[str, Any]) -> list[str]:
 
 
 # --- Anthropic -------------------------------------------------------------------------
+
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
@@ -98,16 +114,20 @@ def anthropic(body: dict[str, Any]) -> list[str]:
         uses_tools = uses_tools or bool(results)
         if results and role != "user":
             out.append(f"{where}: tool_result outside a user message")
-        if blocks[:len(results)] != results:
+        if blocks[: len(results)] != results:
             out.append(f"{where}: tool_result blocks must come first in their user message")
         answered = {b.get("tool_use_id") for b in results}
         for b in results:
             if b.get("tool_use_id") not in previous_calls:
-                out.append(f"{where}: tool_result {b.get('tool_use_id')!r} does not answer a "
-                           "tool_use of the previous assistant message")
+                out.append(
+                    f"{where}: tool_result {b.get('tool_use_id')!r} does not answer a "
+                    "tool_use of the previous assistant message"
+                )
         if previous_calls - answered:
-            out.append(f"{where}: tool_use {sorted(previous_calls - answered)} of the previous "
-                       "message have no tool_result right after")
+            out.append(
+                f"{where}: tool_use {sorted(previous_calls - answered)} of the previous "
+                "message have no tool_result right after"
+            )
         uses = [b for b in blocks if b.get("type") == "tool_use"]
         uses_tools = uses_tools or bool(uses)
         if uses and role != "assistant":
@@ -149,6 +169,7 @@ def _anthropic_texts(where: str, blocks: list[dict[str, Any]]) -> list[str]:
 
 # --- Gemini ----------------------------------------------------------------------------
 
+
 def _kinds(parts: list[dict[str, Any]], field: str) -> list[dict[str, Any]]:
     return [p[field] for p in parts if field in p]
 
@@ -161,8 +182,7 @@ def gemini(body: dict[str, Any]) -> list[str]:
     for n, p in enumerate(body.get("systemInstruction", {}).get("parts", [])):
         if not p.get("text"):
             out.append(f"/systemInstruction/parts/{n}: a system part must be non-empty text")
-    declared = {d.get("name") for t in body.get("tools", [])
-                for d in t.get("functionDeclarations", [])}
+    declared = {d.get("name") for t in body.get("tools", []) for d in t.get("functionDeclarations", [])}
     for name in declared:
         if not GEMINI_DECLARATION_NAME.match(str(name)):
             out.append(f"/tools: function name {name!r} is not allowed")
@@ -193,8 +213,10 @@ def gemini(body: dict[str, Any]) -> list[str]:
         if responses and role != "user":
             out.append(f"{where}: function responses belong in a user content")
         if previous and len(responses) != len(previous):
-            out.append(f"{where}: {len(responses)} function response(s) for the "
-                       f"{len(previous)} call(s) of the previous content")
+            out.append(
+                f"{where}: {len(responses)} function response(s) for the "
+                f"{len(previous)} call(s) of the previous content"
+            )
         if responses and not previous:
             out.append(f"{where}: function responses without calls in the previous content")
         called = sorted(str(c.get("name")) for c in previous)
@@ -207,6 +229,7 @@ def gemini(body: dict[str, Any]) -> list[str]:
 
 
 # --- Ollama ----------------------------------------------------------------------------
+
 
 def ollama(body: dict[str, Any]) -> list[str]:
     out: list[str] = []

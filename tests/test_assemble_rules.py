@@ -12,6 +12,7 @@ from ctxkit.translate.openai import is_reasoning_model
 
 from .helpers import assemble, fates, keys, texts
 
+
 def small(window: int = 10000, *, settings: str = "", prompts: str = "") -> str:
     """A model with a round window, approx counts, no margin and a 1-token system prompt."""
     return (
@@ -26,19 +27,25 @@ def small(window: int = 10000, *, settings: str = "", prompts: str = "") -> str:
 
 
 def test_r_tree_1_and_2_default_leaf_is_latest_child(tmp_path):
-    r = assemble(tmp_path, small() + """\
+    r = assemble(
+        tmp_path,
+        small()
+        + """\
 messages:
   - {id: a, role: user, text: "first"}
   - {id: b, role: assistant, parent: a, text: "answer"}
   - {id: c, role: user, parent: b, text: "edit one"}
   - {id: c2, role: user, parent: b, text: "edit two"}
-""")
+""",
+    )
     assert texts(r)[-1] == ("user", "edit two")
     assert ("user", "edit one") not in texts(r)
 
 
 def test_r_tree_2_leaf_option_wins_over_fixture(tmp_path):
-    body = small() + """\
+    body = (
+        small()
+        + """\
 leaf: c2
 messages:
   - {id: a, role: user, text: "first"}
@@ -46,12 +53,16 @@ messages:
   - {id: c, role: user, parent: b, text: "edit one"}
   - {id: c2, role: user, parent: b, text: "edit two"}
 """
+    )
     assert texts(assemble(tmp_path, body))[-1] == ("user", "edit two")
     assert texts(assemble(tmp_path, body, leaf="c"))[-1] == ("user", "edit one")
 
 
 def test_r_tree_3_summary_removes_through_cutoff_and_comes_first(tmp_path):
-    r = assemble(tmp_path, small() + """\
+    r = assemble(
+        tmp_path,
+        small()
+        + """\
 tools: [read_file]
 files:
   - {id: f1, name: notes.txt, kind: text, text: "notes", tokens: 3}
@@ -60,7 +71,8 @@ messages:
   - {id: 2, role: assistant, parent: 1, text: "two"}
   - {id: 3, role: user, parent: 2, text: "three"}
   - {id: s, role: summary, parent: 3, summarizes_through: 2, text: "SUMMARY"}
-""")
+""",
+    )
     t = texts(r)
     assert t[1] == ("assistant", "SUMMARY")
     assert ("user", "one") not in t
@@ -73,17 +85,24 @@ messages:
 
 
 def test_r_turn_1_messages_after_last_user_are_not_part_of_the_call(tmp_path):
-    r = assemble(tmp_path, small() + """\
+    r = assemble(
+        tmp_path,
+        small()
+        + """\
 messages:
   - {id: 1, role: user, text: "q"}
   - {id: 2, role: assistant, text: "old answer being regenerated"}
-""")
+""",
+    )
     assert texts(r)[-1] == ("user", "q")
     assert fates(r)["2"] == ("after_last_user", "R-TURN-1")
 
 
 def test_r_turn_2_derived_state_and_last_cycle(tmp_path):
-    r = assemble(tmp_path, small() + """\
+    r = assemble(
+        tmp_path,
+        small()
+        + """\
 tools: [web_search, open_url]
 turn: {cycle: 5}
 messages:
@@ -91,7 +110,8 @@ messages:
 in_flight:
   - {role: assistant, tool_calls: [{id: w, name: web_search, args: {}}]}
   - {role: tool, tool_call_id: w, text: "r"}
-""")
+""",
+    )
     reminder = texts(r)[-1][1]
     # last cycle (5 == 6 - 1): the open-url reminder is not chosen, the last-cycle notice is
     assert "last chance" in reminder
@@ -102,7 +122,10 @@ in_flight:
 
 
 def test_r_conv_1_files_pinned_before_their_message(tmp_path):
-    r = assemble(tmp_path, small() + """\
+    r = assemble(
+        tmp_path,
+        small()
+        + """\
 files:
   - {id: t, name: a.txt, kind: text, text: "hello", tokens: 7}
   - {id: e, name: empty.txt, kind: text, text: "  "}
@@ -111,7 +134,8 @@ messages:
   - {id: 1, role: user, text: "q1", files: [t, e, m]}
   - {id: 2, role: assistant, text: "a1"}
   - {id: 3, role: user, text: "q2"}
-""")
+""",
+    )
     t = texts(r)
     assert t[1] == ("user", "File: a.txt\nhello\nEnd of File")
     assert "empty.txt" in t[2][1] and "could not be read" in t[2][1]
@@ -121,7 +145,10 @@ messages:
 
 
 def test_r_conv_2_calls_grouped_by_turn_then_answer(tmp_path):
-    r = assemble(tmp_path, small() + """\
+    r = assemble(
+        tmp_path,
+        small()
+        + """\
 messages:
   - {id: 1, role: user, text: "q"}
   - id: 2
@@ -132,7 +159,8 @@ messages:
       - {id: a, name: t, args: {}}
       - {id: a2, name: t, args: {}}
   - {id: 3, role: user, text: "q2"}
-""")
+""",
+    )
     msgs = r.payload.body["messages"]
     assert [c["id"] for c in msgs[2]["tool_calls"]] == ["a", "a2"]
     assert [m.get("tool_call_id") for m in msgs[3:5]] == ["a", "a2"]
@@ -141,7 +169,10 @@ messages:
 
 
 def test_r_conv_3_placeholder_and_image_generation_replay(tmp_path):
-    r = assemble(tmp_path, small() + """\
+    r = assemble(
+        tmp_path,
+        small()
+        + """\
 messages:
   - {id: 1, role: user, text: "q"}
   - id: 2
@@ -151,10 +182,10 @@ messages:
       - {id: s, name: search, args: {q: x}, response: "secret result"}
       - {id: g, name: generate_image, args: {}, generated_images: [{file_id: img-7, revised_prompt: "a cat"}]}
   - {id: 3, role: user, text: "q2"}
-""")
+""",
+    )
     tool_msgs = [m for m in r.payload.body["messages"] if m["role"] == "tool"]
-    assert tool_msgs[0]["content"] == (
-        "This tool call completed but the results are no longer accessible.")
+    assert tool_msgs[0]["content"] == ("This tool call completed but the results are no longer accessible.")
     assert json.loads(tool_msgs[1]["content"]) == [{"file_id": "img-7", "revised_prompt": "a cat"}]
     assert "secret result" not in json.dumps(r.payload.body)
     placeholder = next(w for w in r.assembly.messages if w.tool_call_id == "s")
@@ -163,13 +194,17 @@ messages:
 
 
 def test_r_conv_4_in_flight_kept_in_full(tmp_path):
-    r = assemble(tmp_path, small() + """\
+    r = assemble(
+        tmp_path,
+        small()
+        + """\
 messages:
   - {id: 1, role: user, text: "q"}
 in_flight:
   - {role: assistant, text: "let me look", tool_calls: [{id: c, name: t, args: {x: 1}, tokens: 5}]}
   - {role: tool, tool_call_id: c, text: "full result text", tokens: 9}
-""")
+""",
+    )
     msgs = r.payload.body["messages"]
     assert msgs[-1] == {"role": "tool", "tool_call_id": "c", "content": "full result text"}
     ws = r.assembly.segments["in_turn"]
@@ -186,29 +221,37 @@ tokenizer: approx
 
 
 def test_r_sys_1_placeholders_plain_replacement(tmp_path):
-    r = assemble(tmp_path, BASE + """\
+    r = assemble(
+        tmp_path,
+        BASE
+        + """\
 prompts: {system: "Date {{CURRENT_DATETIME}} {x} {{REMINDER_TAG_DESCRIPTION}}|{{CITATION_GUIDANCE}}|"}
 messages: [{id: 1, role: user, text: q}]
-""")
+""",
+    )
     system = texts(r)[0][1]
     assert system.startswith("Date Saturday, March 14, 2026 {x} Some user messages")
     assert system.endswith("||")  # no citation required: empty
 
 
 def test_r_sys_2_date_line_appended_without_placeholder(tmp_path):
-    r = assemble(tmp_path, BASE + """\
+    r = assemble(
+        tmp_path,
+        BASE
+        + """\
 prompts: {system: "Base."}
 user_info: {name: Ada}
 messages: [{id: 1, role: user, text: q}]
-""")
-    assert texts(r)[0][1] == (
-        "Base.\n\nToday is Saturday, March 14, 2026.\n\n# User Information\n\nName: Ada")
+""",
+    )
+    assert texts(r)[0][1] == ("Base.\n\nToday is Saturday, March 14, 2026.\n\n# User Information\n\nName: Ada")
 
 
 def test_r_sys_2_no_now_warns(tmp_path):
+    from ctxkit.assembly.pipeline import run
+    from ctxkit.loading.read import load_fixture
+
     from .helpers import write
-    from ctxkit.load import load_fixture
-    from ctxkit.pipeline import run
 
     path = write(tmp_path, BASE + "messages: [{id: 1, role: user, text: q}]\n", head="ctxkit: 1\n")
     r = run(load_fixture(str(path)))
@@ -216,23 +259,35 @@ def test_r_sys_2_no_now_warns(tmp_path):
 
 
 def test_r_sys_3_citation_guidance_when_searched(tmp_path):
-    body = BASE + """\
+    body = (
+        BASE
+        + """\
 prompts: {system: "Base.", datetime_aware: false}
 tools: [internal_search]
 messages: [{id: 1, role: user, text: q}]
 """
+    )
     plain = texts(assemble(tmp_path, body))[0][1]
-    searched = texts(assemble(tmp_path, body + """\
+    searched = texts(
+        assemble(
+            tmp_path,
+            body
+            + """\
 in_flight:
   - {role: assistant, tool_calls: [{id: c, name: internal_search, args: {}}]}
   - {role: tool, tool_call_id: c, text: r}
-"""))[0][1]
+""",
+        )
+    )[0][1]
     assert "Cite the documents" not in plain
     assert searched.startswith("Base.\n\nCite the documents")
 
 
 def test_r_sys_4_sections_order_and_tools_only_when_available(tmp_path):
-    r = assemble(tmp_path, BASE + """\
+    r = assemble(
+        tmp_path,
+        BASE
+        + """\
 prompts: {system: "Base.", datetime_aware: false}
 user_info:
   name: Ada
@@ -243,80 +298,114 @@ user_info:
   memories: [Python]
 tools: [python, web_search, memory, get_weather]
 messages: [{id: 1, role: user, text: q}]
-""")
+""",
+    )
     system = texts(r)[0][1]
     assert system == (
         "Base.\n\n# User Information\n\nName: Ada\nEmail: ada@example.com\n\n"
         "Organization:\n- industry: fintech\n\nTeam: Payments\n\nPreferences: Brief.\n\n"
         "Memories:\n- Python\n\n# Tools\n\n"
-        + "\n\n".join(s.split("\n\n", 1)[0] + "\n\n" + s.split("\n\n", 1)[1]
-                      for s in _guidance("search", "web_search", "python", "memory"))
+        + "\n\n".join(
+            s.split("\n\n", 1)[0] + "\n\n" + s.split("\n\n", 1)[1]
+            for s in _guidance("search", "web_search", "python", "memory")
+        )
     )
     assert "## internal_search" not in system
 
 
 def _guidance(*names: str) -> list[str]:
-    from ctxkit.templates import BUILTIN
+    from ctxkit.loading.templates import BUILTIN
 
     return [BUILTIN[f"tool_guidance.{n}"][0] for n in names]
 
 
 def test_r_sys_4_no_tools_header_without_guided_tools(tmp_path):
-    r = assemble(tmp_path, BASE + """\
+    r = assemble(
+        tmp_path,
+        BASE
+        + """\
 prompts: {system: "Base.", datetime_aware: false}
 tools: [get_weather]
 messages: [{id: 1, role: user, text: q}]
-""")
+""",
+    )
     assert texts(r)[0][1] == "Base."
 
 
 def test_r_sys_5_custom_agent_is_a_user_message_before_last_user(tmp_path):
-    r = assemble(tmp_path, BASE + """\
+    r = assemble(
+        tmp_path,
+        BASE
+        + """\
 prompts: {system: "Base.", datetime_aware: false, custom_agent: "AGENT"}
 messages:
   - {id: 1, role: user, text: q1}
   - {id: 2, role: assistant, text: a1}
   - {id: 3, role: user, text: q2}
-""")
+""",
+    )
     assert texts(r)[-2:] == [("user", "AGENT"), ("user", "q2")]
 
 
 def test_r_sys_5_replace_base_and_empty_base(tmp_path):
-    replaced = assemble(tmp_path, BASE + """\
+    replaced = assemble(
+        tmp_path,
+        BASE
+        + """\
 prompts: {custom_agent: "AGENT {{CURRENT_DATETIME}}", replace_base_system_prompt: true}
 user_info: {name: Ada}
 messages: [{id: 1, role: user, text: q}]
-""")
+""",
+    )
     assert texts(replaced) == [("system", "AGENT Saturday, March 14, 2026"), ("user", "q")]
-    empty = assemble(tmp_path, BASE + """\
+    empty = assemble(
+        tmp_path,
+        BASE
+        + """\
 prompts: {system: "", custom_agent: "AGENT", datetime_aware: false}
 messages: [{id: 1, role: user, text: q}]
-""")
+""",
+    )
     assert texts(empty) == [("system", "AGENT"), ("user", "q")]
-    none = assemble(tmp_path, BASE + """\
+    none = assemble(
+        tmp_path,
+        BASE
+        + """\
 prompts: {system: ""}
 messages: [{id: 1, role: user, text: q}]
-""")
+""",
+    )
     assert texts(none) == [("user", "q")]
 
 
 def test_r_sys_6_reserved_is_the_worst_case(tmp_path):
-    r = assemble(tmp_path, BASE + """\
+    r = assemble(
+        tmp_path,
+        BASE
+        + """\
 prompts: {system: "Base.", datetime_aware: false, custom_agent: "AGENT!!"}
 messages: [{id: 1, role: user, text: q}]
-""")
-    from ctxkit.templates import BUILTIN
+""",
+    )
+    from ctxkit.loading.templates import BUILTIN
 
-    worst = "Base.\n\n" + BUILTIN["citation_guidance"][0] + "\n\n# Tools\n\n" + "\n\n".join(
-        _guidance("search", "internal_search", "web_search", "open_url", "python",
-                  "generate_image", "memory"))
+    worst = (
+        "Base.\n\n"
+        + BUILTIN["citation_guidance"][0]
+        + "\n\n# Tools\n\n"
+        + "\n\n".join(
+            _guidance("search", "internal_search", "web_search", "open_url", "python", "generate_image", "memory")
+        )
+    )
     assert r.assembly.reserved == len(worst) // 4 + len("AGENT!!") // 4
 
 
 # --- R-PROJ ---------------------------------------------------------------
 
 
-PROJECT = small(1000) + """\
+PROJECT = (
+    small(1000)
+    + """\
 files:
   - {id: p1, name: one.md, kind: text, text: "Ünïcode one", tokens: %d}
   - {id: p2, name: two.md, kind: text, text: "two", tokens: 10}
@@ -327,6 +416,7 @@ messages:
   - {id: 2, role: assistant, text: a1}
   - {id: 3, role: user, text: q2}
 """
+)
 
 
 def test_r_proj_2_documents_message_and_r_proj_3_drift(tmp_path):
@@ -334,11 +424,12 @@ def test_r_proj_2_documents_message_and_r_proj_3_drift(tmp_path):
     t = texts(r)[:-1]  # the last message is the citation reminder (R-SYS-3, R-REM-1)
     assert texts(r)[-1][1].startswith("<system-reminder>")
     docs = t[-3][1]
-    assert docs.startswith("Here are some documents provided for context, they may not all "
-                           "be relevant:\n{\n  \"documents\": [\n    {\n      \"document\": 1,")
+    assert docs.startswith(
+        "Here are some documents provided for context, they may not all "
+        'be relevant:\n{\n  "documents": [\n    {\n      "document": 1,'
+    )
     assert '"contents": "Ünïcode one"' in docs
-    assert json.loads(docs.split("\n", 1)[1])["documents"][1] == {
-        "document": 2, "title": "two.md", "contents": "two"}
+    assert json.loads(docs.split("\n", 1)[1])["documents"][1] == {"document": 2, "title": "two.md", "contents": "two"}
     assert 'file_id="pm" filename="meta.pdf" (~1,234 chars)' in t[-2][1]
     assert t[-1] == ("user", "q2")
     assert r.budget()["segments"][3]["tokens"] == 110 + r.assembly.meter.text(t[-2][1])
@@ -358,8 +449,7 @@ def test_r_proj_1_all_or_nothing_threshold(tmp_path):
 
 
 def test_r_proj_1_without_vector_db_becomes_read_file_list(tmp_path):
-    body = (PROJECT % 5000).replace("settings: {safety_margin: 0}",
-                                    "settings: {safety_margin: 0, vector_db: false}")
+    body = (PROJECT % 5000).replace("settings: {safety_margin: 0}", "settings: {safety_margin: 0, vector_db: false}")
     assert "vector_db: false" in body
     r = assemble(tmp_path, body)
     t = texts(r)
@@ -372,25 +462,35 @@ def test_r_proj_1_without_vector_db_becomes_read_file_list(tmp_path):
 
 
 def test_r_asm_1_available_tokens_exact_decimal(tmp_path):
-    r = assemble(tmp_path, """\
+    r = assemble(
+        tmp_path,
+        """\
 model: {provider: openai, name: m, max_input_tokens: 1000}
 tokenizer: approx
 settings: {safety_margin: 0.07}
 messages: [{id: 1, role: user, text: q}]
-""")
+""",
+    )
     assert r.assembly.available == 930  # float arithmetic would give 929
 
 
 def test_r_asm_2_fixed_parts_too_big_is_a_rule_error(tmp_path):
-    with pytest.raises(RuleError, match=r"need \d+ tokens but only 10 are available.*largest: "
-                                        r"system"):
-        assemble(tmp_path, small(10).replace('"S"', '"' + "x" * 200 + '"')
-                 + "messages: [{id: 1, role: user, text: q}]\n")
+    with pytest.raises(
+        RuleError,
+        match=r"need \d+ tokens but only 10 are available.*largest: "
+        r"system",
+    ):
+        assemble(
+            tmp_path, small(10).replace('"S"', '"' + "x" * 200 + '"') + "messages: [{id: 1, role: user, text: q}]\n"
+        )
 
 
 def test_r_asm_3_last_user_must_fit(tmp_path):
-    with pytest.raises(RuleError, match=r"need 500 tokens but the history budget is 99.*"
-                                        r"the last user message \(500 tokens\)"):
+    with pytest.raises(
+        RuleError,
+        match=r"need 500 tokens but the history budget is 99.*"
+        r"the last user message \(500 tokens\)",
+    ):
         assemble(tmp_path, small(100) + "messages: [{id: 1, role: user, text: q, tokens: 500}]\n")
 
 
@@ -400,14 +500,18 @@ def test_r_asm_3_no_user_message(tmp_path):
 
 
 def test_r_asm_4_truncation_stops_at_first_misfit(tmp_path):
-    r = assemble(tmp_path, small(60) + """\
+    r = assemble(
+        tmp_path,
+        small(60)
+        + """\
 messages:
   - {id: 1, role: user, text: a, tokens: 1}
   - {id: 2, role: assistant, text: b, tokens: 30}
   - {id: 3, role: user, text: c, tokens: 5}
   - {id: 4, role: assistant, text: d, tokens: 20}
   - {id: 5, role: user, text: e, tokens: 10}
-""")
+""",
+    )
     # budget 60 - 1 (system) = 59; tail 10; room 49: keeps 4 (20) and 3 (5), stops at 2 (30)
     # even though 1 (1 token) would still fit: break, not skip
     assert keys(r) == ["system", "3", "4", "5"]
@@ -418,7 +522,10 @@ messages:
 
 
 def test_r_asm_5_last_n_user_messages(tmp_path):
-    r = assemble(tmp_path, small(settings="last_n_user_messages: 2") + """\
+    r = assemble(
+        tmp_path,
+        small(settings="last_n_user_messages: 2")
+        + """\
 files: [{id: f, name: f.txt, kind: text, text: ff}]
 messages:
   - {id: 1, role: user, text: one}
@@ -426,26 +533,31 @@ messages:
   - {id: 3, role: user, text: two, files: [f]}
   - {id: 4, role: assistant, text: "2"}
   - {id: 5, role: user, text: three}
-""")
+""",
+    )
     assert keys(r) == ["system", "3#file0", "3", "4", "5"]
     assert fates(r)["1"] == ("last_n_cut", "R-ASM-5")
 
 
 def test_r_asm_6_non_vision_images_charged_as_markers(tmp_path):
-    r = assemble(tmp_path, small().replace("max_input_tokens: 10000",
-                                           "max_input_tokens: 10000, supports_images: false")
-                 + """\
+    r = assemble(
+        tmp_path,
+        small().replace("max_input_tokens: 10000", "max_input_tokens: 10000, supports_images: false")
+        + """\
 files: [{id: i, name: i.png, kind: image, tokens: 999}]
 messages: [{id: 1, role: user, text: q, files: [i]}]
-""")
-    marker = ("[attached image \u2014 file_id: i \u2014 not shown: the current model does not "
-              "support image input]")
+""",
+    )
+    marker = "[attached image \u2014 file_id: i \u2014 not shown: the current model does not support image input]"
     assert r.assembly.meter.of(r.assembly.segments["last_user"][0]) == 1 + len(marker) // 4
     assert r.payload.body["messages"][-1]["content"] == "q\n" + marker
 
 
 def test_r_asm_7_final_order(tmp_path):
-    r = assemble(tmp_path, small(prompts="custom_agent: AGENT, task: TASK") + """\
+    r = assemble(
+        tmp_path,
+        small(prompts="custom_agent: AGENT, task: TASK")
+        + """\
 tools: [read_file, internal_search]
 files:
   - {id: p, name: p.md, kind: text, text: P, tokens: 1}
@@ -459,13 +571,27 @@ messages:
 in_flight:
   - {role: assistant, tool_calls: [{id: c, name: internal_search, args: {}}]}
   - {role: tool, tool_call_id: c, text: r}
-""")
-    assert keys(r) == ["system", "s", "2", "custom_agent", "project#documents",
-                       "project#read_file", "3", "in_flight#0", "in_flight#1", "reminder"]
+""",
+    )
+    assert keys(r) == [
+        "system",
+        "s",
+        "2",
+        "custom_agent",
+        "project#documents",
+        "project#read_file",
+        "3",
+        "in_flight#0",
+        "in_flight#1",
+        "reminder",
+    ]
 
 
 def test_r_asm_8_orphan_tool_results_dropped(tmp_path):
-    r = assemble(tmp_path, small(60) + """\
+    r = assemble(
+        tmp_path,
+        small(60)
+        + """\
 messages:
   - {id: 1, role: user, text: q, tokens: 1}
   - id: 2
@@ -474,7 +600,8 @@ messages:
     tokens: 2
     tool_calls: [{id: c, name: t, args: {}, tokens: 40}]
   - {id: 3, role: user, text: q2, tokens: 1}
-""")
+""",
+    )
     # room = 59 - 1: keeps the answer (2) and the result (20), stops at the call (40)
     assert keys(r) == ["system", "2", "3"]
     assert fates(r)["2#result0"] == ("orphan", "R-ASM-8")
@@ -525,15 +652,14 @@ def test_r_file_3_list_cut_when_nothing_left(tmp_path):
     r = assemble(tmp_path, small(62) + "tools: [read_file]\n" + FILES)
     b = r.budget()
     assert b["used_tokens"] <= b["available_tokens"]
-    assert any("left out of the read_file list" in w for w in r.warnings) or \
-        r.assembly.segments["forgotten_files"]
+    assert any("left out of the read_file list" in w for w in r.warnings) or r.assembly.segments["forgotten_files"]
 
 
 # --- R-REM ----------------------------------------------------------------
 
 
 def _reminder(r) -> str:
-    return r.payload.body["messages"][-1]["content"]
+    return str(r.payload.body["messages"][-1]["content"])
 
 
 def test_r_rem_1_priorities(tmp_path):
@@ -542,14 +668,18 @@ in_flight:
   - {role: assistant, tool_calls: [{id: c, name: %s, args: {}}]}
   - {role: tool, tool_call_id: c, text: r}
 """
-    base = BASE + "tools: [web_search, open_url, generate_image]\nprompts: {task: TASK}\n" \
+    base = (
+        BASE + "tools: [web_search, open_url, generate_image]\nprompts: {task: TASK}\n"
         "messages: [{id: 1, role: user, text: q}]\n"
+    )
     assert "image was generated" in _reminder(assemble(tmp_path, base + loop % "generate_image"))
     assert "open_url" in _reminder(assemble(tmp_path, base + loop % "web_search"))
     assert _reminder(assemble(tmp_path, base)).startswith("<system-reminder>\nTASK\n</system")
     mixed = _reminder(assemble(tmp_path, base.replace("open_url, ", "") + loop % "web_search"))
-    assert mixed == ("<system-reminder>\nTASK\n\nRemember to cite your sources with their "
-                     "numbers in square brackets.\n</system-reminder>")
+    assert mixed == (
+        "<system-reminder>\nTASK\n\nRemember to cite your sources with their "
+        "numbers in square brackets.\n</system-reminder>"
+    )
 
 
 def test_r_rem_1_nothing_means_no_reminder(tmp_path):
@@ -559,20 +689,20 @@ def test_r_rem_1_nothing_means_no_reminder(tmp_path):
 
 def test_r_rem_2_reminder_last_and_wrapped(tmp_path):
     r = assemble(tmp_path, BASE + "prompts: {task: '  T  '}\nmessages: [{id: 1, role: user, text: q}]\n")
-    assert r.payload.body["messages"][-1] == {
-        "role": "user", "content": "<system-reminder>\nT\n</system-reminder>"}
-    assert r.assembly.meter.of(r.assembly.messages[-1]) == len(
-        "<system-reminder>\nT\n</system-reminder>") // 4
+    assert r.payload.body["messages"][-1] == {"role": "user", "content": "<system-reminder>\nT\n</system-reminder>"}
+    assert r.assembly.meter.of(r.assembly.messages[-1]) == len("<system-reminder>\nT\n</system-reminder>") // 4
 
 
 # --- R-TR (OpenAI) --------------------------------------------------------
 
-PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5E"
-       "rkJggg==")
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
 
 
 def test_r_tr_1_openai_shapes(tmp_path):
-    r = assemble(tmp_path, small() + f"""\
+    r = assemble(
+        tmp_path,
+        small()
+        + f"""\
 files: [{{id: i, name: i.png, kind: image, data: "{PNG}"}}]
 messages:
   - {{id: 1, role: user, text: look, files: [i]}}
@@ -581,42 +711,59 @@ messages:
     text: ""
     tool_calls: [{{id: c, name: t, args: {{"q": "é"}}}}]
   - {{id: 3, role: user, text: q2}}
-""")
+""",
+    )
     msgs = r.payload.body["messages"]
     assert msgs[1]["content"] == [
         {"type": "text", "text": "look"},
         {"type": "text", "text": "[attached image \u2014 file_id: i]"},
         {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PNG}},
     ]
-    assert msgs[2] == {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c", "type": "function", "function": {"name": "t", "arguments": '{"q": "é"}'}}]}
+    assert msgs[2] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c", "type": "function", "function": {"name": "t", "arguments": '{"q": "é"}'}}],
+    }
     assert r.payload.body["model"] == "test-model"
 
 
 def test_r_tr_1_no_system_message_models(tmp_path):
-    r = assemble(tmp_path, small().replace("test-model", "o1-mini")
-                 + "messages: [{id: 1, role: user, text: q}]\n")
-    assert r.payload.body["messages"][0] == {"role": "user", "content":
-                                             "Formatting re-enabled. S"}
+    r = assemble(tmp_path, small().replace("test-model", "o1-mini") + "messages: [{id: 1, role: user, text: q}]\n")
+    assert r.payload.body["messages"][0] == {"role": "user", "content": "Formatting re-enabled. S"}
     assert any("takes no system message" in w for w in r.warnings)
 
 
 def test_r_tr_5_non_vision_marker(tmp_path):
-    r = assemble(tmp_path, small().replace("test-model", "o3-mini").replace(
-        "max_input_tokens: 10000", "max_input_tokens: 10000, supports_images: false") + f"""\
+    r = assemble(
+        tmp_path,
+        small()
+        .replace("test-model", "o3-mini")
+        .replace("max_input_tokens: 10000", "max_input_tokens: 10000, supports_images: false")
+        + f"""\
 files: [{{id: i, name: i.png, kind: image, data: "{PNG}"}}]
 messages: [{{id: 1, role: user, text: q, files: [i]}}]
-""")
+""",
+    )
     content = r.payload.body["messages"][-1]["content"]
     assert isinstance(content, str) and "not shown" in content
     assert ("image_marker", "R-TR-5") in fates(r).values()
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("o3-mini", True), ("azure/gpt-5.1", True), ("gpt-5.2", True), ("o1", True),
-    ("gpt-5-mini", True), ("my o4 model", True),
-    ("gpt-4o", False), ("o10", False), ("gpt-50", False), ("pro1", False),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("o3-mini", True),
+        ("azure/gpt-5.1", True),
+        ("gpt-5.2", True),
+        ("o1", True),
+        ("gpt-5-mini", True),
+        ("my o4 model", True),
+        ("gpt-4o", False),
+        ("o10", False),
+        ("gpt-50", False),
+        ("pro1", False),
+    ],
+)
 def test_r_tr_7_reasoning_model_names(name, expected):
     assert is_reasoning_model(name) is expected
 
@@ -627,12 +774,16 @@ def test_r_tr_7_prefix_only_for_openai_family(tmp_path):
 
 
 def test_r_tr_8_cache_prefix_reported(tmp_path):
-    r = assemble(tmp_path, small(prompts="custom_agent: AGENT") + """\
+    r = assemble(
+        tmp_path,
+        small(prompts="custom_agent: AGENT")
+        + """\
 messages:
   - {id: 1, role: user, text: q1, tokens: 3}
   - {id: 2, role: assistant, text: a1, tokens: 4}
   - {id: 3, role: user, text: q2}
-""")
+""",
+    )
     assert r.budget()["cache_prefix"] == {"messages": 3, "tokens": 1 + 3 + 4}
 
 
@@ -640,45 +791,61 @@ messages:
 
 
 def test_r_fix_1_ids_never_collide_with_generated_or_part_keys(tmp_path):
-    r = assemble(tmp_path, small(100) + """\
+    r = assemble(
+        tmp_path,
+        small(100)
+        + """\
 messages:
   - {id: system, role: user, text: "hi", tokens: 1}
   - {id: reminder, role: assistant, text: "hello", tokens: 1}
   - {id: "u2#file0", role: user, text: "x", tokens: 1}
   - {id: u2, role: user, text: "q2", tokens: 1}
-""")
+""",
+    )
     f = fates(r)
     assert f["system"] == ("kept", "R-ASM-4") and f["reminder"] == ("kept", "R-ASM-4")
     assert [m["content"] for m in r.payload.body["messages"]] == ["S", "hi", "hello", "x", "q2"]
 
 
 def test_r_sys_3_just_ran_web_search_implies_citations(tmp_path):
-    r = assemble(tmp_path, BASE + """\
+    r = assemble(
+        tmp_path,
+        BASE
+        + """\
 prompts: {system: "Base.", datetime_aware: false}
 tools: [web_search]
 turn: {just_ran_web_search: true}
 messages: [{id: 1, role: user, text: q}]
-""")
+""",
+    )
     assert "Cite the documents" in texts(r)[0][1]
     assert "Remember to cite" in texts(r)[-1][1]
 
 
 def test_r_sys_4_blank_guidance_gives_no_tools_header(tmp_path):
-    r = assemble(tmp_path, BASE + """\
+    r = assemble(
+        tmp_path,
+        BASE
+        + """\
 prompts: {system: "Base.", datetime_aware: false}
 tools: [python, memory]
 templates: {tool_guidance.python: "", tool_guidance.memory: ""}
 messages: [{id: 1, role: user, text: q}]
-""")
+""",
+    )
     assert texts(r)[0][1] == "Base."
 
 
 def test_r_conv_2_empty_assistant_message_has_a_row(tmp_path):
-    r = assemble(tmp_path, small() + """\
+    r = assemble(
+        tmp_path,
+        small()
+        + """\
 messages:
   - {id: u1, role: user, text: q}
   - {id: a1, role: assistant, text: ""}
   - {id: u2, role: user, text: q2}
-""")
+""",
+    )
     assert fates(r)["a1"] == ("fixup", "R-CONV-2")
     assert "a1" not in keys(r)

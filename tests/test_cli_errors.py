@@ -16,24 +16,27 @@ def one_error_line(run) -> str:
     lines = run.err.splitlines()
     assert len(lines) >= 1 and all(line.startswith(("error: ", "warning: ")) for line in lines), run
     assert "Traceback" not in run.err
-    return lines[-1]
+    return str(lines[-1])
 
 
-@pytest.mark.parametrize("args,expected", [
-    (["assemble", "no/such/file.yaml"], "no/such/file.yaml"),
-    (["assemble", str(FIXTURES)], str(FIXTURES)),
-    (["assemble", PLAIN, "--now", "yesterday"], "--now"),
-    (["assemble", PLAIN, "--leaf", "nope"], "--leaf"),
-    (["assemble", PLAIN, "--provider", "acme"], "--provider"),
-    (["assemble", PLAIN, "--max-input-tokens", "-5"], "--max-input-tokens"),
-    (["assemble", PLAIN, "--max-size", "12Q"], "12Q"),
-    (["assemble", PLAIN, "--templates", "missing.yaml"], "missing.yaml"),
-    (["assemble"], "FIXTURE"),
-    (["frobnicate"], "frobnicate"),
-    (["diff", PLAIN], "nothing to compare"),
-    (["diff", PLAIN, PLAIN, "--provider", "openai", "--provider", "gemini"], "not both"),
-    (["import", PLAIN, "--from", "openai"], "not JSON"),
-])
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["assemble", "no/such/file.yaml"], "no/such/file.yaml"),
+        (["assemble", str(FIXTURES)], str(FIXTURES)),
+        (["assemble", PLAIN, "--now", "yesterday"], "--now"),
+        (["assemble", PLAIN, "--leaf", "nope"], "--leaf"),
+        (["assemble", PLAIN, "--provider", "acme"], "--provider"),
+        (["assemble", PLAIN, "--max-input-tokens", "-5"], "--max-input-tokens"),
+        (["assemble", PLAIN, "--max-size", "12Q"], "12Q"),
+        (["assemble", PLAIN, "--templates", "missing.yaml"], "missing.yaml"),
+        (["assemble"], "FIXTURE"),
+        (["frobnicate"], "frobnicate"),
+        (["diff", PLAIN], "nothing to compare"),
+        (["diff", PLAIN, PLAIN, "--provider", "openai", "--provider", "gemini"], "not both"),
+        (["import", PLAIN, "--from", "openai"], "not JSON"),
+    ],
+)
 def test_usage_and_input_errors_exit_2(args, expected):
     r = ctxkit(*args, expect=2)
     assert expected in one_error_line(r)
@@ -76,11 +79,41 @@ def test_debug_shows_traceback_for_errors():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from([
-    "assemble", "budget", "explain", "diff", "validate", "compress", "--provider", "openai",
-    "gemini", "--max-input-tokens", "0", "10", "--leaf", "1", "--format", "json", "yaml",
-    "table", "--tokenizer", "approx", "--now", "2026-01-01", PLAIN, "-", "--raw", "--exit-code",
-]), max_size=7))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "assemble",
+                "budget",
+                "explain",
+                "diff",
+                "validate",
+                "compress",
+                "--provider",
+                "openai",
+                "gemini",
+                "--max-input-tokens",
+                "0",
+                "10",
+                "--leaf",
+                "1",
+                "--format",
+                "json",
+                "yaml",
+                "table",
+                "--tokenizer",
+                "approx",
+                "--now",
+                "2026-01-01",
+                PLAIN,
+                "-",
+                "--raw",
+                "--exit-code",
+            ]
+        ),
+        max_size=7,
+    )
+)
 def test_fuzzed_argv_never_tracebacks(argv):
     r = ctxkit(*argv, stdin="", expect=None)
     assert r.code in (0, 1, 2), r
@@ -91,8 +124,10 @@ def test_fuzzed_argv_never_tracebacks(argv):
 
 def test_r_fix_3_budget_only_image_needs_a_count(tmp_path):
     f = tmp_path / "f.yaml"
-    f.write_text("ctxkit: 1\nmodel: {provider: openai, name: gpt-4o}\n"
-                 "files: [{id: pi, name: p.png, kind: image}]\nproject_files: [pi]\n"
-                 "messages: [{id: 1, role: user, text: q}]\n")
+    f.write_text(
+        "ctxkit: 1\nmodel: {provider: openai, name: gpt-4o}\n"
+        "files: [{id: pi, name: p.png, kind: image}]\nproject_files: [pi]\n"
+        "messages: [{id: 1, role: user, text: q}]\n"
+    )
     r = ctxkit("validate", str(f), expect=2)
     assert "/files/0: a budget-only image" in r.err

@@ -12,20 +12,29 @@ from pathlib import Path
 
 import pytest
 
-from ctxkit import tree
-from ctxkit.compress import Mark, floor_ratio, plan, report, split, write_back
-from ctxkit.config import Options, resolve
-from ctxkit.domain import Role, StoredMessage
+from ctxkit.assembly.pipeline import run
+from ctxkit.compression.compress import Mark, floor_ratio, plan, report, split, write_back
 from ctxkit.errors import InputError
-from ctxkit.load import load_fixture
-from ctxkit.pipeline import run
+from ctxkit.history import tree
+from ctxkit.loading.config import Options, resolve
+from ctxkit.loading.domain import Role, StoredMessage
+from ctxkit.loading.read import load_fixture
 
 from .conftest import FIXTURES, GALLERY, ctxkit
 from .helpers import write
 
 SPEC_KEYS = {
-    "should_compress", "history_tokens", "reserved_tokens", "threshold", "tokens_for_recent",
-    "summarized", "kept", "summary_parent", "summarizes_through", "progressive", "request",
+    "should_compress",
+    "history_tokens",
+    "reserved_tokens",
+    "threshold",
+    "tokens_for_recent",
+    "summarized",
+    "kept",
+    "summary_parent",
+    "summarizes_through",
+    "progressive",
+    "request",
 }
 SUMMARY = "The user shared Q1 sales (sales.csv); EMEA fell after a 12% price rise on Feb 1."
 
@@ -42,7 +51,8 @@ def small(window: int, messages: str, *, settings: str = "") -> str:
         "tokenizer: approx\n"
         + (f"settings: {{{settings}}}\n" if settings else "")
         + 'prompts: {system: "", datetime_aware: false}\n'
-        + "messages:\n" + messages
+        + "messages:\n"
+        + messages
     )
 
 
@@ -59,8 +69,7 @@ def msg(ident: str, role: str) -> StoredMessage:
 
 def test_r_cmp_1_exactly_at_threshold_does_not_compress():
     _, p = gallery("below_threshold")
-    assert (p.history_tokens, p.reserved_tokens, p.available_tokens, p.threshold) == (
-        750, 10, 1000, 750)
+    assert (p.history_tokens, p.reserved_tokens, p.available_tokens, p.threshold) == (750, 10, 1000, 750)
     assert not p.should_compress
 
 
@@ -87,13 +96,19 @@ def test_r_cmp_1_history_counts_texts_and_call_arguments_only():
 def test_r_cmp_1_counts_what_is_not_stored(tmp_path):
     text = "x" * 41  # approx: 10
     args = {"q": "y" * 30}  # json.dumps -> 39 chars -> 9
-    p = plan_of(tmp_path, small(1000, f"""\
+    p = plan_of(
+        tmp_path,
+        small(
+            1000,
+            f"""\
   - {{id: u1, role: user, text: "{text}"}}
   - id: a1
     role: assistant
     text: "{text}"
     tool_calls: [{{id: c1, name: search, args: {json.dumps(args)}}}]
-"""))
+""",
+        ),
+    )
     assert p.history_tokens == 10 + 10 + len(json.dumps(args)) // 4
 
 
@@ -121,8 +136,7 @@ def test_r_cmp_1_no_safety_margin_and_reserved_as_in_assembly():
 def test_r_cmp_1_threshold_is_exact_decimal_arithmetic(tmp_path):
     """0.57 × 100 is 56.99999999999999 in binary floating point; exactly 57 here."""
     assert floor_ratio(100, Decimal("0.57")) == 57
-    body = small(100, '  - {id: u1, role: user, text: "u", tokens: 57}\n',
-                 settings="compression_trigger_ratio: 0.57")
+    body = small(100, '  - {id: u1, role: user, text: "u", tokens: 57}\n', settings="compression_trigger_ratio: 0.57")
     p = plan_of(tmp_path, body)
     assert (p.threshold, p.should_compress) == (57, False)
 
@@ -136,10 +150,17 @@ def test_r_cmp_2_recent_budget_is_a_share_of_the_history():
 
 
 def test_r_cmp_2_recent_budget_exact_and_floored(tmp_path):
-    p = plan_of(tmp_path, small(10, """\
+    p = plan_of(
+        tmp_path,
+        small(
+            10,
+            """\
   - {id: u1, role: user, text: "u", tokens: 70}
   - {id: a1, role: assistant, text: "a", tokens: 30}
-""", settings="recent_messages_ratio: 0.29"))
+""",
+            settings="recent_messages_ratio: 0.29",
+        ),
+    )
     assert p.tokens_for_recent == 29  # floor(100 × 0.29); binary floats give 28.999…
 
 
@@ -153,16 +174,21 @@ def test_r_cmp_3_walk_back_keeps_while_within_budget():
 
 
 def test_r_cmp_3_newest_is_always_kept_and_walk_stops_at_first_misfit():
-    msgs = [(msg("u1", "user"), 1), (msg("a1", "assistant"), 50), (msg("u2", "user"), 1),
-            (msg("a2", "assistant"), 1)]
+    msgs = [(msg("u1", "user"), 1), (msg("a1", "assistant"), 50), (msg("u2", "user"), 1), (msg("a2", "assistant"), 1)]
     assert split(msgs, 3) == (2, None)  # a1 does not fit: stop, although u1 would
     start, _ = split([(msg("u1", "user"), 5), (msg("u2", "user"), 99)], 10)
     assert start == 1  # the newest (99) is kept although it exceeds the budget
 
 
 def test_r_cmp_3_leading_non_user_messages_move_to_the_summarized_part():
-    msgs = [(msg("u1", "user"), 100), (msg("a1", "assistant"), 100), (msg("u2", "user"), 100),
-            (msg("a2", "assistant"), 10), (msg("u3", "user"), 10), (msg("a3", "assistant"), 10)]
+    msgs = [
+        (msg("u1", "user"), 100),
+        (msg("a1", "assistant"), 100),
+        (msg("u2", "user"), 100),
+        (msg("a2", "assistant"), 10),
+        (msg("u3", "user"), 10),
+        (msg("a3", "assistant"), 10),
+    ]
     assert split(msgs, 30) == (4, None)  # [a2 u3 a3] fit; a2 moves: the cut falls before u3
 
 
@@ -183,11 +209,17 @@ def test_r_cmp_3_empty_text_is_skipped_even_with_tool_calls():
 
 
 def test_r_cmp_3_no_user_message_means_nothing_to_compress(tmp_path):
-    path = write(tmp_path, small(100, """\
+    path = write(
+        tmp_path,
+        small(
+            100,
+            """\
   - {id: u1, role: user, text: "u", tokens: 5}
   - {id: a1, role: assistant, text: "a", tokens: 500}
   - {id: s1, role: summary, parent: u1, summarizes_through: u1, text: "s", tokens: 5}
-"""))
+""",
+        ),
+    )
     r = json.loads(ctxkit("compress", str(path), "--format", "json").out)
     assert r["should_compress"] is True
     assert (r["summarized"], r["request"], r["kept"]) == ([], None, ["a1"])
@@ -195,10 +227,17 @@ def test_r_cmp_3_no_user_message_means_nothing_to_compress(tmp_path):
 
 
 def test_r_cmp_3_everything_within_the_recent_budget_leaves_nothing_to_summarize(tmp_path):
-    p = plan_of(tmp_path, small(100, """\
+    p = plan_of(
+        tmp_path,
+        small(
+            100,
+            """\
   - {id: u1, role: user, text: "u", tokens: 50}
   - {id: a1, role: assistant, text: "a", tokens: 50}
-""", settings="recent_messages_ratio: 1"))
+""",
+            settings="recent_messages_ratio: 1",
+        ),
+    )
     assert p.should_compress and p.summarized == () and p.request is None
     assert p.summary_parent is None and "nothing to summarize" in (p.note or "")
 
@@ -211,8 +250,7 @@ def test_r_cmp_4_request_shape():
     t = p.eff.templates
     assert p.request is not None
     roles = [m["role"] for m in p.request]
-    assert roles == ["system", "user", "assistant", "user", "assistant", "user", "user",
-                     "assistant", "user"]
+    assert roles == ["system", "user", "assistant", "user", "assistant", "user", "user", "assistant", "user"]
     contents = [m["content"] for m in p.request]
     assert contents[0] == t.raw("summary.system")
     assert contents[4] == "[Used tools: internal_search]\n" + fixture.message("a2").text
@@ -234,7 +272,8 @@ def test_r_cmp_4_progressive_mode_folds_in_the_previous_summary():
     t = p.eff.templates
     assert p.progressive and p.request is not None
     assert p.request[0]["content"] == t.raw("summary.system") + "\n\n" + t.fill(
-        "summary.progressive_block", previous_summary=fixture.message("s1").text)
+        "summary.progressive_block", previous_summary=fixture.message("s1").text
+    )
     assert p.request[-1]["content"] == t.raw("summary.progressive_instruction")
     assert [m.id for m in p.summarized] == ["u2", "a2"]  # s1's messages are not repeated
 
@@ -247,7 +286,10 @@ def test_r_cmp_4_not_due_report():
 
 
 def test_r_cmp_4_template_overrides_apply(tmp_path):
-    body = small(10, """\
+    body = (
+        small(
+            10,
+            """\
   - {id: u1, role: user, text: "u", tokens: 50}
   - id: a1
     role: assistant
@@ -256,7 +298,10 @@ def test_r_cmp_4_template_overrides_apply(tmp_path):
     tool_calls: [{id: c1, name: search, args: {}, tokens: 1}]
   - {id: u2, role: user, text: "v", tokens: 1}
   - {id: a2, role: assistant, text: "b", tokens: 1}
-""") + 'templates: {summary.used_tools: "<tools {tools}>", summary.instruction: "Go."}\n'
+""",
+        )
+        + 'templates: {summary.used_tools: "<tools {tools}>", summary.instruction: "Go."}\n'
+    )
     p = plan_of(tmp_path, body)
     assert p.request is not None
     assert p.request[2]["content"] == "<tools search>\na" and p.request[-1]["content"] == "Go."
@@ -276,16 +321,14 @@ def test_r_cmp_4_provider_bodies_validate(provider, name):
     """The request goes through the normal translators: official schema + server rules."""
     from . import provider_schemas, server_rules
 
-    body = json.loads(ctxkit("compress", str(FIXTURES / f"compress_{name}.yaml"),
-                             "--provider", provider).out)
+    body = json.loads(ctxkit("compress", str(FIXTURES / f"compress_{name}.yaml"), "--provider", provider).out)
     assert provider_schemas.validate(provider, body) == []
     assert server_rules.check(provider, body) == []
     assert "Used tools: " in json.dumps(body, ensure_ascii=False)
 
 
 def test_r_cmp_4_provider_body_when_nothing_is_due():
-    run_ = ctxkit("compress", str(FIXTURES / "compress_below_threshold.yaml"),
-                  "--provider", "openai")
+    run_ = ctxkit("compress", str(FIXTURES / "compress_below_threshold.yaml"), "--provider", "openai")
     assert run_.out == "null\n" and "warning: no summarization request" in run_.err
 
 
@@ -317,8 +360,9 @@ def test_r_cmp_5_write_needs_summary_and_summary_needs_write(tmp_path):
 
 def test_r_cmp_5_write_refused_when_compression_is_not_due(tmp_path):
     out = tmp_path / "next.yaml"
-    r = ctxkit("compress", str(FIXTURES / "compress_below_threshold.yaml"),
-               "--summary", SUMMARY, "--write", str(out), expect=2)
+    r = ctxkit(
+        "compress", str(FIXTURES / "compress_below_threshold.yaml"), "--summary", SUMMARY, "--write", str(out), expect=2
+    )
     assert r.err.startswith("error: ") and "not due" in r.err and not out.exists()
 
 
@@ -334,11 +378,18 @@ def test_r_cmp_5_write_refuses_an_existing_file_without_force(tmp_path):
 
 
 def test_r_cmp_5_write_says_comments_are_not_carried_over(tmp_path):
-    r = ctxkit("compress", str(FIXTURES / "compress_just_above.yaml"), "--summary", SUMMARY,
-               "--write", str(tmp_path / "next.yaml"))
+    r = ctxkit(
+        "compress",
+        str(FIXTURES / "compress_just_above.yaml"),
+        "--summary",
+        SUMMARY,
+        "--write",
+        str(tmp_path / "next.yaml"),
+    )
     assert "warning: YAML comments" in r.err and "not carried over" in r.err
-    assert json.loads(ctxkit("compress", str(FIXTURES / "compress_just_above.yaml"),
-                             "--format", "json").out)  # stdout still carries the report
+    assert json.loads(
+        ctxkit("compress", str(FIXTURES / "compress_just_above.yaml"), "--format", "json").out
+    )  # stdout still carries the report
     assert r.out.startswith("# compression due")
 
 
@@ -352,7 +403,7 @@ def test_r_cmp_5_write_is_atomic(tmp_path, monkeypatch):
         seen.append(src)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("ctxkit.compress.os.replace", failing_replace)
+    monkeypatch.setattr("ctxkit.compression.compress.os.replace", failing_replace)
     with pytest.raises(InputError, match="cannot write"):
         write_back(fixture, p, SUMMARY, out, force=True)
     assert Path(seen[0]).parent == tmp_path  # the temp file lives beside the output
@@ -361,12 +412,18 @@ def test_r_cmp_5_write_is_atomic(tmp_path, monkeypatch):
 
 
 def test_r_cmp_5_fresh_id_does_not_collide(tmp_path):
-    path = write(tmp_path, small(100, """\
+    path = write(
+        tmp_path,
+        small(
+            100,
+            """\
   - {id: summary-1, role: user, text: "u", tokens: 60}
   - {id: a1, role: assistant, text: "a", tokens: 30}
   - {id: u2, role: user, text: "v", tokens: 5}
   - {id: a2, role: assistant, text: "b", tokens: 5}
-"""))
+""",
+        ),
+    )
     fixture = load_fixture(str(path))
     new_id, _ = write_back(fixture, plan(resolve(fixture)), "s", tmp_path / "out.yaml")
     assert new_id == "summary-2"
@@ -387,8 +444,7 @@ def test_r_cmp_5_write_back_round_trips_the_document(path, tmp_path):
     again = load_fixture(str(out), allow_outside_paths=True)
     assert again.messages[:-1] == fixture.messages
     assert again.messages[-1].id == new_id and again.messages[-1].role is Role.SUMMARY
-    assert (again.files, again.settings, again.model) == (fixture.files, fixture.settings,
-                                                          fixture.model)
+    assert (again.files, again.settings, again.model) == (fixture.files, fixture.settings, fixture.model)
     assert tree.select(again, again.leaf).summary == again.messages[-1]
 
 
@@ -416,8 +472,9 @@ def test_r_cmp_5_relative_paths_stay_valid_from_the_output_folder(tmp_path):
 def test_r_cmp_5_end_to_end_compress_write_assemble(tmp_path):
     source = copy_just_above(tmp_path)
     out = tmp_path / "next.yaml"
-    report_ = json.loads(ctxkit("compress", str(source), "--format", "json", "--summary",
-                                SUMMARY, "--write", str(out)).out)
+    report_ = json.loads(
+        ctxkit("compress", str(source), "--format", "json", "--summary", SUMMARY, "--write", str(out)).out
+    )
     written = load_fixture(str(out))
     summary = written.message("summary-1")
     assert (summary.parent, summary.summarizes_through) == ("u3", "a2")
@@ -449,9 +506,11 @@ def test_r_cmp_5_write_keeps_the_compressed_branch(tmp_path):
 
 
 def test_r_cmp_6_assembly_never_imports_compression():
-    code = ("import sys; from ctxkit.load import load_fixture; from ctxkit.pipeline import run; "
-            f"run(load_fixture({str(FIXTURES / 'compress_just_above.yaml')!r})); "
-            "assert 'ctxkit.compress' not in sys.modules, 'assembly imported compress'")
+    code = (
+        "import sys; from ctxkit.loading.read import load_fixture; from ctxkit.assembly.pipeline import run; "
+        f"run(load_fixture({str(FIXTURES / 'compress_just_above.yaml')!r})); "
+        "assert 'ctxkit.compression.compress' not in sys.modules, 'assembly imported compress'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -465,8 +524,7 @@ def test_r_cmp_6_compress_runs_on_every_gallery_fixture(path):
 
 
 def test_compress_json_report_keys_and_types():
-    r = json.loads(ctxkit("compress", str(FIXTURES / "compress_just_above.yaml"),
-                          "--format", "json").out)
+    r = json.loads(ctxkit("compress", str(FIXTURES / "compress_just_above.yaml"), "--format", "json").out)
     assert SPEC_KEYS | {"note", "available_tokens", "trigger_ratio"} <= set(r)
     assert r["trigger_ratio"] == "0.75" and isinstance(r["threshold"], int)
     assert r["request"][0]["role"] == "system"
@@ -476,8 +534,6 @@ def test_compress_text_report_draws_the_split():
     out = ctxkit("compress", str(FIXTURES / "compress_progressive.yaml")).out
     assert "compression due: yes (history 590 > threshold 525)" in out
     lines = out.splitlines()
-    marks = [line.split()[:2] for line in lines if line.startswith("  ") and
-             line.split()[0] in "SK-~="]
-    assert marks == [["~", "u1"], ["~", "a1"], ["=", "s1"], ["S", "u2"], ["S", "a2"],
-                     ["K", "u3"], ["K", "a3"]]
+    marks = [line.split()[:2] for line in lines if line.startswith("  ") and line.split()[0] in "SK-~="]
+    assert marks == [["~", "u1"], ["~", "a1"], ["=", "s1"], ["S", "u2"], ["S", "a2"], ["K", "u3"], ["K", "a3"]]
     assert "--- [0] system ---" in out

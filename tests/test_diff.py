@@ -19,8 +19,7 @@ def test_diff_two_budgets_names_what_was_dropped_and_why():
 
 
 def test_diff_two_providers():
-    r = ctxkit("diff", TRUNC, "--provider", "openai", "--provider", "anthropic",
-               "--format", "json")
+    r = ctxkit("diff", TRUNC, "--provider", "openai", "--provider", "anthropic", "--format", "json")
     d = json.loads(r.out)
     assert d["differ"] and d["a"].endswith("provider=openai")
     assert '+  "max_tokens"' in d["payload_diff"]
@@ -35,8 +34,7 @@ def test_diff_two_leaves():
 
 
 def test_diff_two_tokenizers_same_payload():
-    r = ctxkit("diff", TRUNC, "--tokenizer", "approx", "--tokenizer", "cl100k_base",
-               "--exit-code")
+    r = ctxkit("diff", TRUNC, "--tokenizer", "approx", "--tokenizer", "cl100k_base", "--exit-code")
     assert "payload: identical" in r.out
 
 

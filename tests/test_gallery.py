@@ -36,14 +36,12 @@ def test_gallery_assemble(path, snapshot):
 
 @pytest.mark.parametrize("path", GALLERY, ids=IDS)
 def test_gallery_assemble_text(path, snapshot):
-    assert _run("assemble", str(path.relative_to(path.parent.parent)), "--format", "text") \
-        == snapshot
+    assert _run("assemble", str(path.relative_to(path.parent.parent)), "--format", "text") == snapshot
 
 
 @pytest.mark.parametrize("path", GALLERY, ids=IDS)
 def test_gallery_budget(path, snapshot):
-    assert _run("budget", str(path.relative_to(path.parent.parent)), "--format", "json") \
-        == snapshot
+    assert _run("budget", str(path.relative_to(path.parent.parent)), "--format", "json") == snapshot
 
 
 @pytest.mark.parametrize("path", GALLERY, ids=IDS)
@@ -62,5 +60,4 @@ def test_gallery_is_listed_in_its_readme():
 @pytest.mark.parametrize("provider", ["openai", "azure", "anthropic", "gemini", "ollama"])
 @pytest.mark.parametrize("path", GALLERY, ids=IDS)
 def test_gallery_assemble_every_provider(path, provider, snapshot):
-    assert _run("assemble", str(path.relative_to(path.parent.parent)),
-                "--provider", provider) == snapshot
+    assert _run("assemble", str(path.relative_to(path.parent.parent)), "--provider", provider) == snapshot

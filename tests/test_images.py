@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from ctxkit.images import estimate_tokens, image_size, sniff_mime
+from ctxkit.counting.images import estimate_tokens, image_size, sniff_mime
 
 
 def png(width: int, height: int) -> bytes:
@@ -17,9 +17,7 @@ def png(width: int, height: int) -> bytes:
 
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     pixels = zlib.compress(b"\x00" + b"\x00\x00\x00" * width)
-    return (
-        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
-    )
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
 
 
 def gif(width: int, height: int, version: bytes = b"89a") -> bytes:

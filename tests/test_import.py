@@ -6,8 +6,8 @@ import json
 
 import yaml
 
-from ctxkit.load import load_fixture
-from ctxkit.pipeline import run
+from ctxkit.assembly.pipeline import run
+from ctxkit.loading.read import load_fixture
 
 from .conftest import ROOT, ctxkit
 
@@ -25,8 +25,7 @@ def _imported(tmp_path, doc, *args, name="log.json"):
 
 def test_import_openai_request_attaches_results_and_in_flight(tmp_path):
     r, doc, out = _imported(tmp_path, json.loads(REQUEST.read_text()), "--from", "openai")
-    assert doc["prompts"] == {"system": "You are the airline's support agent.",
-                              "datetime_aware": False}
+    assert doc["prompts"] == {"system": "You are the airline's support agent.", "datetime_aware": False}
     m2 = doc["messages"][1]
     assert m2["text"].startswith("Your booking ABC123 is refundable")
     assert m2["tool_calls"][0]["response"] == '{"status": "confirmed", "refundable": true}'
@@ -39,11 +38,17 @@ def test_import_openai_request_attaches_results_and_in_flight(tmp_path):
 def test_import_run_of_tool_calls_becomes_one_message_with_turns(tmp_path):
     msgs = [
         {"role": "user", "content": "q"},
-        {"role": "assistant", "content": "thinking aloud", "tool_calls": [
-            {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": "thinking aloud",
+            "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+        },
         {"role": "tool", "tool_call_id": "a", "content": "ra"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "b", "type": "function", "function": {"name": "g", "arguments": "{\"x\": 1}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "b", "type": "function", "function": {"name": "g", "arguments": '{"x": 1}'}}],
+        },
         {"role": "tool", "tool_call_id": "b", "content": "rb"},
         {"role": "assistant", "content": "final answer"},
         {"role": "user", "content": "next"},
@@ -56,15 +61,21 @@ def test_import_run_of_tool_calls_becomes_one_message_with_turns(tmp_path):
 
 
 def test_import_anthropic(tmp_path):
-    body = {"model": "claude-sonnet-4-5", "system": [{"type": "text", "text": "Be brief."}],
-            "messages": [
-                {"role": "user", "content": "weather?"},
-                {"role": "assistant", "content": [
-                    {"type": "tool_use", "id": "t1", "name": "w", "input": {"c": "Oslo"}}]},
-                {"role": "user", "content": [
+    body = {
+        "model": "claude-sonnet-4-5",
+        "system": [{"type": "text", "text": "Be brief."}],
+        "messages": [
+            {"role": "user", "content": "weather?"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "w", "input": {"c": "Oslo"}}]},
+            {
+                "role": "user",
+                "content": [
                     {"type": "tool_result", "tool_use_id": "t1", "content": "cold"},
-                    {"type": "text", "text": "and tomorrow?"}]},
-            ]}
+                    {"type": "text", "text": "and tomorrow?"},
+                ],
+            },
+        ],
+    }
     _, doc, out = _imported(tmp_path, body, "--from", "anthropic")
     assert doc["model"] == {"provider": "anthropic", "name": "claude-sonnet-4-5"}
     assert doc["messages"][1]["tool_calls"][0]["response"] == "cold"

@@ -7,13 +7,24 @@ import sys
 
 import pytest
 
-CORE = ["ctxkit.pipeline", "ctxkit.load", "ctxkit.compress", "ctxkit.importer",
-        "ctxkit.snapshot", "ctxkit.reports.diff", "ctxkit.reports.transcript"]
+CORE = [
+    "ctxkit.assembly.pipeline",
+    "ctxkit.loading.read",
+    "ctxkit.compression.compress",
+    "ctxkit.loading.importer",
+    "ctxkit.snapshots.store",
+    "ctxkit.reports.diff",
+    "ctxkit.reports.transcript",
+]
 
 
 def _modules_after(code: str) -> set[str]:
-    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint('\\n'.join(sys.modules))"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys\nprint('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return set(out.split())
 
 
@@ -30,10 +41,13 @@ def test_cli_start_does_not_load_tokenizer_schema_or_yaml():
 
 def test_stored_counts_never_load_the_tokenizer(tmp_path):
     fixture = tmp_path / "f.json"
-    fixture.write_text('{"ctxkit": 1, "now": "2026-03-14T09:30:00Z", "model": {"provider": '
-                       '"openai", "name": "gpt-4o"}, "prompts": {"system": ""}, '
-                       '"messages": [{"id": 1, "role": "user", "text": "hi", "tokens": 1}]}')
+    fixture.write_text(
+        '{"ctxkit": 1, "now": "2026-03-14T09:30:00Z", "model": {"provider": '
+        '"openai", "name": "gpt-4o"}, "prompts": {"system": ""}, '
+        '"messages": [{"id": 1, "role": "user", "text": "hi", "tokens": 1}]}'
+    )
     loaded = _modules_after(
-        "from ctxkit.load import load_fixture\nfrom ctxkit.pipeline import run\n"
-        f"r = run(load_fixture({str(fixture)!r}))\nr.payload")
+        "from ctxkit.loading.read import load_fixture\nfrom ctxkit.assembly.pipeline import run\n"
+        f"r = run(load_fixture({str(fixture)!r}))\nr.payload"
+    )
     assert "tiktoken" not in loaded

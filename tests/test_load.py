@@ -15,16 +15,14 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from ctxkit import domain
 from ctxkit.errors import InputError
-from ctxkit.fixture_schema import _fast_check
-from ctxkit.load import load_fixture, load_schema, load_templates_file, parse_size
+from ctxkit.loading import domain
+from ctxkit.loading.read import load_fixture, load_schema, load_templates_file, parse_size
+from ctxkit.loading.schema import _fast_check
 
 DATA = Path(__file__).parent / "data"
 HEAD = "ctxkit: 1\nmodel: {provider: openai, name: gpt-4o, max_input_tokens: 1000}\n"
-PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
-)
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +64,8 @@ def test_spec_example_loads() -> None:
     assert [m.parent for m in fx.messages] == [None, "m1", "m2", "m2", "m3b"]
     assert fx.message("s1").summarizes_through == "m1"
     assert fx.message("m2").tool_calls[0].args == {"queries": ["q3 plan"]}
-    assert fx.file("img-1").data is not None and fx.file("img-1").data.startswith(b"\x89PNG")
+    data = fx.file("img-1").data
+    assert data is not None and data.startswith(b"\x89PNG")
     assert fx.file("notes-1").chars == len("Remember the FX rounding rule.")
     assert fx.project_files == ("6f1c0c1e-0000-4000-8000-000000000001",)
     assert fx.leaf == "m3b"
@@ -216,9 +215,11 @@ def test_r_fix_1_ids_compare_by_string_form() -> None:
 
 
 def test_r_fix_1_integer_ids_become_strings() -> None:
-    fx = load("files: [{id: 7, name: a, kind: text, text: a}]\n"
-              "messages: [{id: 1, role: user, files: [7]}, {id: 2, role: assistant, parent: 1}]\n"
-              "leaf: 2\nproject_files: [7]\n")  # fmt: skip
+    fx = load(
+        "files: [{id: 7, name: a, kind: text, text: a}]\n"
+        "messages: [{id: 1, role: user, files: [7]}, {id: 2, role: assistant, parent: 1}]\n"
+        "leaf: 2\nproject_files: [7]\n"
+    )
     assert [(m.id, m.parent, m.files) for m in fx.messages] == [("1", None, ("7",)), ("2", "1", ())]
     assert (fx.leaf, fx.project_files, fx.files[0].id) == ("2", ("7",), "7")
 
@@ -356,8 +357,10 @@ def test_r_fix_2_long_chain_is_checked_without_recursion() -> None:
 
 
 def test_r_fix_3_ratios_are_exact_decimals_yaml() -> None:
-    fx = load("settings: {safety_margin: 0.1, compression_trigger_ratio: 0.7500, "
-              "recent_messages_ratio: 0, project_files_max_ratio: 0.33333333333333333333}\n")  # fmt: skip
+    fx = load(
+        "settings: {safety_margin: 0.1, compression_trigger_ratio: 0.7500, "
+        "recent_messages_ratio: 0, project_files_max_ratio: 0.33333333333333333333}\n"
+    )
     s = fx.settings
     assert s.safety_margin == Decimal("0.1") and str(s.safety_margin) == "0.1"
     assert str(s.compression_trigger_ratio) == "0.7500"
@@ -381,8 +384,7 @@ def test_r_fix_3_ratios_are_exact_decimals_json() -> None:
 def test_r_fix_3_organization_values_as_written() -> None:
     fx = load("user_info: {organization: {size: 12, share: 0.50, public: false, name: Acme}}\n")
     assert fx.user_info is not None
-    assert fx.user_info.organization == (("size", "12"), ("share", "0.50"), ("public", "false"),
-                                         ("name", "Acme"))  # fmt: skip
+    assert fx.user_info.organization == (("size", "12"), ("share", "0.50"), ("public", "false"), ("name", "Acme"))
 
 
 # --- R-FIX-4: file paths -------------------------------------------------------------------
@@ -504,15 +506,10 @@ def test_r_fix_5_a_few_aliases_are_fine() -> None:
 
 def test_r_fix_5_unsafe_and_non_json_tags_are_refused() -> None:
     assert errors("name: !!python/object:os.system x\n") == [
-        "fx.yaml:3:7: could not determine a constructor for the tag "
-        "'tag:yaml.org,2002:python/object:os.system'"
+        "fx.yaml:3:7: could not determine a constructor for the tag 'tag:yaml.org,2002:python/object:os.system'"
     ]
-    assert errors("name: !!set {a, b}\n") == [
-        "fx.yaml:3:7: tag tag:yaml.org,2002:set is not allowed in a fixture"
-    ]
-    assert errors("name: !!binary aGk=\n") == [
-        "fx.yaml:3:7: tag tag:yaml.org,2002:binary is not allowed in a fixture"
-    ]
+    assert errors("name: !!set {a, b}\n") == ["fx.yaml:3:7: tag tag:yaml.org,2002:set is not allowed in a fixture"]
+    assert errors("name: !!binary aGk=\n") == ["fx.yaml:3:7: tag tag:yaml.org,2002:binary is not allowed in a fixture"]
     assert errors("settings: {safety_margin: .nan}\n") == ["fx.yaml:3:27: number not allowed: .nan"]
 
 
@@ -524,9 +521,7 @@ def test_r_fix_5_bad_explicit_scalars_are_located() -> None:
 
 
 def test_r_fix_5_json_duplicates_with_trailing_garbage() -> None:
-    assert errors('{"a": {"b": 1, "b": 2}}}', name="fx.json", head=False) == [
-        "fx.json:1:16: duplicate key 'b'"
-    ]
+    assert errors('{"a": {"b": 1, "b": 2}}}', name="fx.json", head=False) == ["fx.json:1:16: duplicate key 'b'"]
 
 
 def test_r_fix_5_size_limit(here: Path) -> None:
@@ -535,9 +530,7 @@ def test_r_fix_5_size_limit(here: Path) -> None:
     assert load_fixture("fx.yaml", max_size=size).name == "x"
     with pytest.raises(InputError) as caught:
         load_fixture("fx.yaml", max_size=size - 1)
-    assert caught.value.lines() == [
-        f"fx.yaml: larger than the size limit of {size - 1} bytes (see --max-size)"
-    ]
+    assert caught.value.lines() == [f"fx.yaml: larger than the size limit of {size - 1} bytes (see --max-size)"]
     with pytest.raises(InputError) as caught:
         load_fixture("-", max_size=1024, stdin=io.BytesIO(b"#" * 1025))
     assert caught.value.lines() == ["-: larger than the size limit of 1 KiB (see --max-size)"]
@@ -545,9 +538,18 @@ def test_r_fix_5_size_limit(here: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "size"),
-    [("1024", 1024), ("64M", 64 * 1024**2), ("64m", 64 * 1024**2), ("512K", 512 * 1024),
-     ("2G", 2 * 1024**3), ("1GiB", 1024**3), ("10KB", 10240), (" 7 ", 7), ("100b", 100)],
-)  # fmt: skip
+    [
+        ("1024", 1024),
+        ("64M", 64 * 1024**2),
+        ("64m", 64 * 1024**2),
+        ("512K", 512 * 1024),
+        ("2G", 2 * 1024**3),
+        ("1GiB", 1024**3),
+        ("10KB", 10240),
+        (" 7 ", 7),
+        ("100b", 100),
+    ],
+)
 def test_r_fix_5_parse_size(text: str, size: int) -> None:
     assert parse_size(text) == size
 
@@ -556,9 +558,7 @@ def test_r_fix_5_parse_size(text: str, size: int) -> None:
 def test_r_fix_5_parse_size_rejects(text: str) -> None:
     with pytest.raises(InputError) as caught:
         parse_size(text)
-    assert caught.value.lines() == [
-        f"--max-size: expected a positive size such as 512K or 64M, got {text!r}"
-    ]
+    assert caught.value.lines() == [f"--max-size: expected a positive size such as 512K or 64M, got {text!r}"]
 
 
 def test_r_fix_5_format_is_decided_by_content() -> None:
@@ -587,9 +587,7 @@ def test_syntax_errors_are_one_line_with_line_and_column() -> None:
         "fx.json:1:14: Expecting ',' delimiter"  # not YAML either: JSON's complaint is reported
     ]
     assert errors('{"ctxkit": NaN}', name="fx.json", head=False) == ["fx.json: number not allowed: NaN"]
-    assert errors('{"ctxkit": 1e999}', name="fx.json", head=False) == [
-        "fx.json: number not allowed: 1e999"
-    ]
+    assert errors('{"ctxkit": 1e999}', name="fx.json", head=False) == ["fx.json: number not allowed: 1e999"]
 
 
 def test_encoding_utf8_with_bom_ok_invalid_refused() -> None:
@@ -609,8 +607,9 @@ def test_missing_file_and_empty_document() -> None:
 
 
 def test_yaml_timestamps_stay_strings() -> None:
-    fx = load("now: 2026-03-14T09:30:00Z\nname: 2026-03-14\n"
-              "messages: [{id: 2026-01-01, role: user, text: 2026-03-14}]\n")  # fmt: skip
+    fx = load(
+        "now: 2026-03-14T09:30:00Z\nname: 2026-03-14\nmessages: [{id: 2026-01-01, role: user, text: 2026-03-14}]\n"
+    )
     assert fx.now == datetime(2026, 3, 14, 9, 30, tzinfo=UTC)
     assert fx.name == "2026-03-14" and fx.messages[0].id == "2026-01-01"
     assert fx.messages[0].text == "2026-03-14"
@@ -635,17 +634,19 @@ def test_defaults_and_absent_fields() -> None:
 
 
 def test_prompts_turn_and_templates_pass_through() -> None:
-    fx = load("prompts: {system: '', task: null}\nturn: {cycle: 2, searched: true}\n"
-              "templates: {reminder.citation: 'Cite.', image.label: '[{id}]'}\n")  # fmt: skip
+    fx = load(
+        "prompts: {system: '', task: null}\nturn: {cycle: 2, searched: true}\n"
+        "templates: {reminder.citation: 'Cite.', image.label: '[{id}]'}\n"
+    )
     assert fx.prompts.system == "" and fx.prompts.task is None
     assert fx.turn == domain.TurnOverrides(cycle=2, searched=True)
     assert fx.templates == (("reminder.citation", "Cite."), ("image.label", "[{id}]"))
 
 
 def test_templates_hook_reports_at_the_template_pointer(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("ctxkit.templates")
+    fake = types.ModuleType("ctxkit.loading.templates")
     fake.validate_overrides = lambda mapping: [(k, f"bad {k}") for k in sorted(mapping) if k != "ok"]  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "ctxkit.templates", fake)
+    monkeypatch.setitem(sys.modules, "ctxkit.loading.templates", fake)
     assert errors("templates: {ok: a, zz: b, a/b: c}\n") == [
         "fx.yaml:/templates/a~1b: bad a/b",
         "fx.yaml:/templates/zz: bad zz",

@@ -19,21 +19,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from ctxkit import domain
 from ctxkit.errors import InputError
-from ctxkit.fixture_schema import _fast_check
-from ctxkit.load import load_fixture, load_schema
+from ctxkit.loading import domain
+from ctxkit.loading.read import load_fixture, load_schema
+from ctxkit.loading.schema import _fast_check
 
 SPEC_EXAMPLE = Path(__file__).parent / "data" / "spec_example.yaml"
 VALID: dict[str, Any] = yaml.safe_load(SPEC_EXAMPLE.read_text(encoding="utf-8"))
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 200_000) | st.floats(-2, 2, allow_nan=False)
-    | st.text(max_size=8) | st.sampled_from(["m1", "m2", "s1", "img-1", "call_9", "user", "text"]),
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 200_000)
+    | st.floats(-2, 2, allow_nan=False)
+    | st.text(max_size=8)
+    | st.sampled_from(["m1", "m2", "s1", "img-1", "call_9", "user", "text"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=8,
-)  # fmt: skip
+)
 
 
 @pytest.fixture(scope="module")
@@ -67,14 +71,58 @@ def test_random_bytes(folder: Path, data: bytes) -> None:
 
 
 yaml_ish = st.lists(
-    st.sampled_from(["ctxkit: 1\n", "model: {provider: openai, name: x}\n", "messages:\n", "  - ",
-                     "{id: m1, role: user}\n", "&a ", "*a", "[", "]", "{", "}", ": ", "- ", "\t",
-                     "'", '"', "<<: *a\n", "!!set ", "? ", "\n", "  ", "1: x\n", "~", "0.1", "\x00",
-                     "\ufeff", "é", "\\u2028", "\u2028", "now: 2026-03-14\n", "---\n", "...\n",
-                     "!!bool ", "!!map ", "!!int ", "!!float ", "!!str ", "!!seq ", "!!null ", "!x ",
-                     "!!timestamp ", "9" * 5000, "1e999", ".inf", "0x", "%YAML 1.1\n"]),
+    st.sampled_from(
+        [
+            "ctxkit: 1\n",
+            "model: {provider: openai, name: x}\n",
+            "messages:\n",
+            "  - ",
+            "{id: m1, role: user}\n",
+            "&a ",
+            "*a",
+            "[",
+            "]",
+            "{",
+            "}",
+            ": ",
+            "- ",
+            "\t",
+            "'",
+            '"',
+            "<<: *a\n",
+            "!!set ",
+            "? ",
+            "\n",
+            "  ",
+            "1: x\n",
+            "~",
+            "0.1",
+            "\x00",
+            "\ufeff",
+            "é",
+            "\\u2028",
+            "\u2028",
+            "now: 2026-03-14\n",
+            "---\n",
+            "...\n",
+            "!!bool ",
+            "!!map ",
+            "!!int ",
+            "!!float ",
+            "!!str ",
+            "!!seq ",
+            "!!null ",
+            "!x ",
+            "!!timestamp ",
+            "9" * 5000,
+            "1e999",
+            ".inf",
+            "0x",
+            "%YAML 1.1\n",
+        ]
+    ),
     max_size=30,
-).map("".join)  # fmt: skip
+).map("".join)
 
 
 @FUZZ
@@ -107,7 +155,7 @@ def mutated(draw: st.DrawFn) -> dict[str, Any]:
         every = list(paths(doc))
         path = draw(st.sampled_from(every))
         operation = draw(st.sampled_from(["delete", "retype", "unknown", "dangle", "swap", "dup"]))
-        parent = get(doc, path[:-1]) if path else None
+        parent: Any = get(doc, path[:-1]) if path else None
         if operation == "delete" and path:
             del parent[path[-1]]
         elif operation == "retype" and path:
@@ -116,8 +164,11 @@ def mutated(draw: st.DrawFn) -> dict[str, Any]:
             target = get(doc, path)
             if isinstance(target, dict):
                 target[draw(st.sampled_from(["extra", "Text", "parnt", ""]))] = draw(json_values)
-        elif operation == "dangle" and path and path[-1] in ("parent", "leaf", "summarizes_through",
-                                                            "tool_call_id", "id", "file_id"):
+        elif (
+            operation == "dangle"
+            and path
+            and path[-1] in ("parent", "leaf", "summarizes_through", "tool_call_id", "id", "file_id")
+        ):
             parent[path[-1]] = draw(st.sampled_from(["m9", "m1", "1", 1, "s1", "call_9"]))
         elif operation == "swap" and len(doc.get("messages", [])) >= 2:
             messages = doc["messages"]

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from ctxkit import models
-from ctxkit.domain import TOKENIZERS, Provider
-from ctxkit.models import DEFAULTS_FOR_UNKNOWN, ModelInfo, known_models, lookup
+from ctxkit.loading import models
+from ctxkit.loading.domain import TOKENIZERS, Provider
+from ctxkit.loading.models import DEFAULTS_FOR_UNKNOWN, ModelInfo, known_models, lookup
 
 
 @pytest.mark.parametrize(
@@ -66,12 +66,8 @@ def test_r_fix_0_snapshots_prefixes_and_aliases() -> None:
     """R-FIX-0: dated snapshots, `<provider>/` and Gemini's `models/` prefix are normalised."""
     assert lookup("openai", "gpt-4o-2024-08-06") == lookup("openai", "gpt-4o")
     assert lookup("openai", "openai/gpt-4.1") == lookup("openai", "gpt-4.1")
-    assert lookup("anthropic", "claude-sonnet-4-5-20250929") == lookup(
-        "anthropic", "claude-sonnet-4-5"
-    )
-    assert lookup("anthropic", "claude-3-7-sonnet-20250219") == lookup(
-        "anthropic", "claude-3-7-sonnet-latest"
-    )
+    assert lookup("anthropic", "claude-sonnet-4-5-20250929") == lookup("anthropic", "claude-sonnet-4-5")
+    assert lookup("anthropic", "claude-3-7-sonnet-20250219") == lookup("anthropic", "claude-3-7-sonnet-latest")
     assert lookup("gemini", "models/gemini-2.5-flash") == lookup("gemini", "gemini-2.5-flash")
 
 

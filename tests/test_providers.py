@@ -6,13 +6,14 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+from typing import Any
 
 import pytest
 
-from ctxkit.config import Options, resolve
+from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import RuleError
-from ctxkit.load import load_fixture
-from ctxkit.pipeline import Result, run
+from ctxkit.loading.config import Options, resolve
+from ctxkit.loading.read import load_fixture
 
 from .conftest import GALLERY
 from .helpers import assemble
@@ -20,23 +21,23 @@ from .provider_schemas import validate
 from .server_rules import check
 
 PROVIDERS = ("openai", "azure", "anthropic", "gemini", "ollama")
-PNG_B64 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/"
-           "iZk9HQAAAABJRU5ErkJggg==")
+PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
 
 
-def model(provider: str, window: int = 10000, extra: str = "", *, settings: str = "",
-          task: str = "") -> str:
+def model(provider: str, window: int = 10000, extra: str = "", *, settings: str = "", task: str = "") -> str:
     """A model the table does not know, a round window, approx counts, no margin."""
     more = f", {extra}" if extra else ""
     task = f", task: {json.dumps(task)}" if task else ""
-    return (f"model: {{provider: {provider}, name: test-model, max_input_tokens: {window}"
-            f"{more}}}\n"
-            "tokenizer: approx\n"
-            f"settings: {{safety_margin: 0{', ' + settings if settings else ''}}}\n"
-            f'prompts: {{system: "S", datetime_aware: false{task}}}\n')
+    return (
+        f"model: {{provider: {provider}, name: test-model, max_input_tokens: {window}"
+        f"{more}}}\n"
+        "tokenizer: approx\n"
+        f"settings: {{safety_margin: 0{', ' + settings if settings else ''}}}\n"
+        f'prompts: {{system: "S", datetime_aware: false{task}}}\n'
+    )
 
 
-def valid(provider: str, result: Result) -> dict:
+def valid(provider: str, result: Result) -> dict[str, Any]:
     body = result.payload.body
     assert validate(provider, body) == []
     assert check(provider, body) == []
@@ -101,38 +102,62 @@ def test_r_tr_2_ollama_flattens_tool_history(tmp_path):
 
 
 def test_r_tr_2_ollama_images_list_and_labels_in_text(tmp_path):
-    body = valid("ollama", assemble(tmp_path, model("ollama") + f"""\
+    body = valid(
+        "ollama",
+        assemble(
+            tmp_path,
+            model("ollama")
+            + f"""\
 files:
   - {{id: img-1, name: a.png, kind: image, data: "{PNG_B64}"}}
 messages:
   - {{id: u1, role: user, text: "Look", files: [img-1]}}
-"""))
+""",
+        ),
+    )
     user = body["messages"][-1]
     assert user["images"] == [PNG_B64]
     assert user["content"] == "Look\n[attached image — file_id: img-1]"
 
 
 def test_r_tr_2_ollama_full_tools_in_openai_function_format(tmp_path):
-    body = valid("ollama", assemble(tmp_path, model("ollama") + """\
+    body = valid(
+        "ollama",
+        assemble(
+            tmp_path,
+            model("ollama")
+            + """\
 tools:
   - {name: get_weather, description: "Weather", parameters: {type: object}}
   - web_search
 messages:
   - {id: u1, role: user, text: "hi"}
-"""))
-    assert body["tools"] == [{"type": "function", "function": {
-        "name": "get_weather", "description": "Weather", "parameters": {"type": "object"}}}]
+""",
+        ),
+    )
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "description": "Weather", "parameters": {"type": "object"}},
+        }
+    ]
 
 
 # --- R-TR-3 Anthropic ------------------------------------------------------------------
 
 
 def test_r_tr_3_body_shape_system_blocks_and_max_tokens(tmp_path):
-    body = valid("anthropic", assemble(
-        tmp_path, model("anthropic", extra="max_output_tokens: 777") + """\
+    body = valid(
+        "anthropic",
+        assemble(
+            tmp_path,
+            model("anthropic", extra="max_output_tokens: 777")
+            + """\
 messages:
   - {id: u1, role: user, text: "hi"}
-"""))
+""",
+        ),
+    )
     assert list(body) == ["model", "max_tokens", "system", "messages"]
     assert body["max_tokens"] == 777
     assert body["system"][0]["type"] == "text" and body["system"][0]["text"].startswith("S")
@@ -148,19 +173,25 @@ def test_r_tr_3_merges_tool_results_and_user_text_with_results_first(tmp_path):
     in_flight = body["messages"][5]["content"]
     assert [b["type"] for b in in_flight] == ["text", "tool_use"]
     assert in_flight[1]["input"] == {"city": "Paris", "day": 1}
-    assert body["messages"][6]["content"][0] == {
-        "type": "tool_result", "tool_use_id": "c2", "content": "14°C"}
+    assert body["messages"][6]["content"][0] == {"type": "tool_result", "tool_use_id": "c2", "content": "14°C"}
 
 
 def test_r_tr_3_tool_results_merge_into_the_following_user_message(tmp_path):
-    body = valid("anthropic", assemble(tmp_path, model("anthropic") + """\
+    body = valid(
+        "anthropic",
+        assemble(
+            tmp_path,
+            model("anthropic")
+            + """\
 messages:
   - {id: u1, role: user, text: "q"}
   - id: a1
     role: assistant
     tool_calls: [{id: c1, name: lookup, args: {q: x}, response: "r"}]
   - {id: u2, role: user, text: "next"}
-"""))
+""",
+        ),
+    )
     last = body["messages"][-1]
     assert last["role"] == "user"
     assert [b["type"] for b in last["content"]] == ["tool_result", "text"]
@@ -169,28 +200,38 @@ messages:
 def test_r_tr_3_cache_control_on_last_block_of_prefix_in_a_merged_message(tmp_path):
     """R-TR-8: the tool result closes the prefix; the last user text (not cacheable)
     joins its user message, so the breakpoint sits on the tool_result block."""
-    r = assemble(tmp_path, model("anthropic") + """\
+    r = assemble(
+        tmp_path,
+        model("anthropic")
+        + """\
 messages:
   - {id: u1, role: user, text: "q"}
   - id: a1
     role: assistant
     tool_calls: [{id: c1, name: lookup, args: {q: x}, response: "r"}]
   - {id: u2, role: user, text: "next"}
-""")
+""",
+    )
     body = valid("anthropic", r)
     assert r.payload.prepared.cache_prefix_messages == 4  # system, u1, the call, its result
-    marked = [(i, b["type"]) for i, m in enumerate(body["messages"])
-              for b in m["content"] if "cache_control" in b]
+    marked = [(i, b["type"]) for i, m in enumerate(body["messages"]) for b in m["content"] if "cache_control" in b]
     assert marked == [(2, "tool_result")]
     assert body["messages"][2]["content"][0]["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in body["system"][-1]
 
 
 def test_r_tr_3_cache_control_on_system_when_only_the_system_is_cacheable(tmp_path):
-    body = valid("anthropic", assemble(tmp_path, model("anthropic") + """\
+    body = valid(
+        "anthropic",
+        assemble(
+            tmp_path,
+            model("anthropic")
+            + """\
 messages:
   - {id: u1, role: user, text: "hi"}
-"""))
+""",
+        ),
+    )
     assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
     assert all("cache_control" not in b for m in body["messages"] for b in m["content"])
 
@@ -203,7 +244,10 @@ def test_r_tr_3_at_most_one_breakpoint_and_none_without_prompt_cache(tmp_path):
 
 
 def test_r_tr_3_sanitizes_tool_ids_consistently_and_collision_free(tmp_path):
-    r = assemble(tmp_path, model("anthropic") + """\
+    r = assemble(
+        tmp_path,
+        model("anthropic")
+        + """\
 messages:
   - {id: u1, role: user, text: "q"}
   - id: a1
@@ -213,18 +257,21 @@ messages:
       - {id: "call.1", name: lookup, args: {q: 1}, response: "r1"}
       - {id: "call_1", name: lookup, args: {q: 2}, response: "r2"}
   - {id: u2, role: user, text: "next"}
-""")
+""",
+    )
     body = valid("anthropic", r)
     uses = [b["id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"]
-    results = [b["tool_use_id"] for m in body["messages"] for b in m["content"]
-               if b["type"] == "tool_result"]
+    results = [b["tool_use_id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_result"]
     assert uses == ["call_1_2", "call_1"] == results
     assert any("'call.1' → 'call_1_2'" in w for w in r.payload.prepared.warnings)
     assert any(row.rule == "R-TR-3" and str(row.fate) == "fixup" for row in r.explain())
 
 
 def test_r_tr_3_repeated_call_ids_become_unique_and_results_follow(tmp_path):
-    r = assemble(tmp_path, model("anthropic") + """\
+    r = assemble(
+        tmp_path,
+        model("anthropic")
+        + """\
 messages:
   - {id: u1, role: user, text: "q"}
   - id: a1
@@ -234,10 +281,15 @@ messages:
       - {id: c1, name: first, args: {}, turn: 0, response: "r1"}
       - {id: c1, name: second, args: {}, turn: 1, response: "r2"}
   - {id: u2, role: user, text: "next"}
-""")
+""",
+    )
     body = valid("anthropic", r)
-    pairs = [(b.get("id"), b.get("tool_use_id")) for m in body["messages"] for b in m["content"]
-             if b["type"] in ("tool_use", "tool_result")]
+    pairs = [
+        (b.get("id"), b.get("tool_use_id"))
+        for m in body["messages"]
+        for b in m["content"]
+        if b["type"] in ("tool_use", "tool_result")
+    ]
     assert pairs == [("c1", None), (None, "c1"), ("c1_2", None), (None, "c1_2")]
 
 
@@ -249,43 +301,60 @@ def test_r_tr_3_declares_called_tools_minimally_without_definitions(tmp_path):
 
 
 def test_r_tr_3_full_definitions_translated_and_not_padded(tmp_path):
-    r = assemble(tmp_path, model("anthropic") + """\
+    r = assemble(
+        tmp_path,
+        model("anthropic")
+        + """\
 tools:
   - {name: get_weather, description: "Weather", parameters: {type: object, properties: {city: {type: string}}}}
   - {name: bare}
-""" + TOOL_HISTORY)
+"""
+        + TOOL_HISTORY,
+    )
     body = valid("anthropic", r)
     assert body["tools"] == [
-        {"name": "get_weather", "description": "Weather",
-         "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}},
+        {
+            "name": "get_weather",
+            "description": "Weather",
+            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
         {"name": "bare", "input_schema": {"type": "object"}},
     ]
     assert not any("declared minimally" in w for w in r.payload.prepared.warnings)
 
 
 def test_r_tr_3_history_starting_with_assistant_gets_a_user_opener(tmp_path):
-    r = assemble(tmp_path, model("anthropic") + """\
+    r = assemble(
+        tmp_path,
+        model("anthropic")
+        + """\
 messages:
   - {id: u1, role: user, text: "old"}
   - {id: a1, role: assistant, parent: u1, text: "old answer"}
   - {id: u2, role: user, parent: a1, text: "now"}
   - {id: s1, role: summary, parent: u2, summarizes_through: u1, text: "The user asked."}
-"""
+""",
     )
     body = valid("anthropic", r)
-    assert body["messages"][0] == {"role": "user",
-                                   "content": [{"type": "text", "text": "(earlier conversation)"}]}
+    assert body["messages"][0] == {"role": "user", "content": [{"type": "text", "text": "(earlier conversation)"}]}
     assert body["messages"][1]["role"] == "assistant"
     assert any("starts with an assistant message" in w for w in r.payload.prepared.warnings)
 
 
 def test_r_tr_3_no_empty_text_blocks_and_image_blocks(tmp_path):
-    body = valid("anthropic", assemble(tmp_path, model("anthropic") + f"""\
+    body = valid(
+        "anthropic",
+        assemble(
+            tmp_path,
+            model("anthropic")
+            + f"""\
 files:
   - {{id: img-1, name: a.png, kind: image, data: "{PNG_B64}"}}
 messages:
   - {{id: u1, role: user, text: "", files: [img-1]}}
-"""))
+""",
+        ),
+    )
     blocks = body["messages"][-1]["content"]
     assert [b["type"] for b in blocks] == ["text", "image"]
     assert blocks[0]["text"] == "[attached image — file_id: img-1]"
@@ -293,7 +362,10 @@ messages:
 
 
 def test_r_tr_3_non_object_arguments_are_wrapped_and_reported(tmp_path):
-    r = assemble(tmp_path, model("anthropic") + """\
+    r = assemble(
+        tmp_path,
+        model("anthropic")
+        + """\
 messages:
   - {id: u1, role: user, text: "q"}
   - id: a1
@@ -301,7 +373,8 @@ messages:
     text: "done"
     tool_calls: [{id: c1, name: lookup, args: [1, 2], response: "r"}]
   - {id: u2, role: user, text: "next"}
-""")
+""",
+    )
     body = valid("anthropic", r)
     use = next(b for m in body["messages"] for b in m["content"] if b["type"] == "tool_use")
     assert use["input"] == {"value": [1, 2]}
@@ -344,7 +417,10 @@ def test_r_tr_4_other_providers_keep_the_leading_calls(tmp_path):
 
 
 def test_r_tr_4_body_shape_roles_parts_and_name_lookup(tmp_path):
-    r = assemble(tmp_path, model("gemini") + f"""\
+    r = assemble(
+        tmp_path,
+        model("gemini")
+        + f"""\
 files:
   - {{id: img-1, name: a.png, kind: image, data: "{PNG_B64}"}}
 messages:
@@ -357,15 +433,15 @@ messages:
       - {{id: c1, name: first, args: {{}}, turn: 0, response: "r1"}}
       - {{id: c1, name: second, args: {{n: 2}}, turn: 1, response: "r2"}}
   - {{id: u2, role: user, parent: a1, text: "next"}}
-""")
+""",
+    )
     body = valid("gemini", r)
     assert list(body) == ["systemInstruction", "contents", "tools"]
     assert body["systemInstruction"] == {"parts": [{"text": "S"}]}
     contents = body["contents"]
     assert {c["role"] for c in contents} == {"user", "model"}
     assert contents[0]["parts"][-1] == {"inlineData": {"mimeType": "image/png", "data": PNG_B64}}
-    responses = [p["functionResponse"]["name"] for c in contents for p in c["parts"]
-                 if "functionResponse" in p]
+    responses = [p["functionResponse"]["name"] for c in contents for p in c["parts"] if "functionResponse" in p]
     assert responses == ["first", "second"]
     call = next(p["functionCall"] for c in contents for p in c["parts"] if "functionCall" in p)
     assert call == {"name": "first", "args": {}}
@@ -376,15 +452,30 @@ messages:
 
 
 def test_r_tr_4_full_definitions_and_name_only_for_the_rest(tmp_path):
-    body = valid("gemini", assemble(tmp_path, model("gemini") + """\
+    body = valid(
+        "gemini",
+        assemble(
+            tmp_path,
+            model("gemini")
+            + """\
 tools:
   - {name: search, description: "Search", parameters: {type: object, properties: {q: {type: string}}}}
-""" + TOOL_HISTORY))
-    assert body["tools"] == [{"functionDeclarations": [
-        {"name": "search", "description": "Search",
-         "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}},
-        {"name": "get_weather"},
-    ]}]
+"""
+            + TOOL_HISTORY,
+        ),
+    )
+    assert body["tools"] == [
+        {
+            "functionDeclarations": [
+                {
+                    "name": "search",
+                    "description": "Search",
+                    "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+                },
+                {"name": "get_weather"},
+            ]
+        }
+    ]
 
 
 def test_r_tr_4_merges_consecutive_same_role_contents(tmp_path):
@@ -399,21 +490,25 @@ def test_r_tr_4_merges_consecutive_same_role_contents(tmp_path):
 
 
 def _images(n: int, first: int = 0) -> str:
-    return "".join(f'  - {{id: i{k}, name: i{k}.png, kind: image, data: "{PNG_B64}"}}\n'
-                   for k in range(first, first + n))
+    return "".join(
+        f'  - {{id: i{k}, name: i{k}.png, kind: image, data: "{PNG_B64}"}}\n' for k in range(first, first + n)
+    )
 
 
 def _many_images(provider: str, settings: str) -> str:
     files = ", ".join(f"i{k}" for k in range(1, 51))
-    return (model(provider, 100000, settings=settings, task="Be careful.")
-            + "files:\n" + _images(51)
-            + "messages:\n"
-            + "  - {id: u1, role: user, text: old, files: [i0]}\n"
-            + "  - {id: a1, role: assistant, parent: u1, text: ok}\n"
-            + f"  - {{id: u2, role: user, parent: a1, text: new, files: [{files}]}}\n")
+    return (
+        model(provider, 100000, settings=settings, task="Be careful.")
+        + "files:\n"
+        + _images(51)
+        + "messages:\n"
+        + "  - {id: u1, role: user, text: old, files: [i0]}\n"
+        + "  - {id: a1, role: assistant, parent: u1, text: ok}\n"
+        + f"  - {{id: u2, role: user, parent: a1, text: new, files: [{files}]}}\n"
+    )
 
 
-def _kept_images(body: dict) -> int:
+def _kept_images(body: dict[str, Any]) -> int:
     return json.dumps(body).count(PNG_B64)
 
 
@@ -430,20 +525,22 @@ def test_r_tr_6_azure_cap_50_when_azure_image_cap_is_on(tmp_path):
 
 
 def test_r_tr_6_no_azure_cap_without_the_setting_or_for_openai(tmp_path):
-    for provider, settings in (("azure", "azure_image_cap: false"),
-                               ("openai", "azure_image_cap: true")):
+    for provider, settings in (("azure", "azure_image_cap: false"), ("openai", "azure_image_cap: true")):
         body = valid(provider, assemble(tmp_path, _many_images(provider, settings)))
         assert _kept_images(body) == 51
         assert "omitted" not in json.dumps(body)
 
 
 def test_r_tr_6_image_cap_setting_keeps_newest_and_notice_is_last(tmp_path):
-    text = (model("anthropic", settings="image_cap: 1", task="Be careful.")
-            + "files:\n" + _images(2)
-            + "messages:\n"
-            + "  - {id: u1, role: user, text: old, files: [i0]}\n"
-            + "  - {id: a1, role: assistant, parent: u1, text: ok}\n"
-            + "  - {id: u2, role: user, parent: a1, text: new, files: [i1]}\n")
+    text = (
+        model("anthropic", settings="image_cap: 1", task="Be careful.")
+        + "files:\n"
+        + _images(2)
+        + "messages:\n"
+        + "  - {id: u1, role: user, text: old, files: [i0]}\n"
+        + "  - {id: a1, role: assistant, parent: u1, text: ok}\n"
+        + "  - {id: u2, role: user, parent: a1, text: new, files: [i1]}\n"
+    )
     r = assemble(tmp_path, text)
     body = valid("anthropic", r)
     assert _kept_images(body) == 1
@@ -456,8 +553,13 @@ def test_r_tr_6_image_cap_setting_keeps_newest_and_notice_is_last(tmp_path):
 
 
 def test_r_tr_6_image_bytes_are_sent_unchanged(tmp_path):
-    body = valid("openai", assemble(tmp_path, model("openai") + "files:\n" + _images(1)
-                                    + "messages:\n  - {id: u1, role: user, text: x, files: [i0]}\n"))
+    body = valid(
+        "openai",
+        assemble(
+            tmp_path,
+            model("openai") + "files:\n" + _images(1) + "messages:\n  - {id: u1, role: user, text: x, files: [i0]}\n",
+        ),
+    )
     url = body["messages"][-1]["content"][-1]["image_url"]["url"]
     assert base64.b64decode(url.split(",", 1)[1]) == base64.b64decode(PNG_B64)
 
@@ -466,22 +568,36 @@ def test_r_tr_6_image_bytes_are_sent_unchanged(tmp_path):
 
 
 def test_schema_harness_catches_invalid_bodies():
-    bad_anthropic = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": [
-        {"type": "text", "text": ""},
-        {"type": "tool_result", "tool_use_id": "a.b"},
-        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "!!"}},
-    ]}], "tools": [{"name": "n", "input_schema": {}}]}
+    bad_anthropic = {
+        "model": "m",
+        "max_tokens": 1,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": ""},
+                    {"type": "tool_result", "tool_use_id": "a.b"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "!!"}},
+                ],
+            }
+        ],
+        "tools": [{"name": "n", "input_schema": {}}],
+    }
     assert validate("anthropic", bad_anthropic) == [
         "/messages/0/content/0/text: '' should be non-empty",
         "/messages/0/content/1/tool_use_id: 'a.b' does not match '^[a-zA-Z0-9_-]+$'",
         "/messages/0/content/2/source/data: '!!' is not a 'byte'",
         "/tools/0/input_schema: 'type' is a required property",
     ]
-    bad_gemini = {"contents": [{"role": "user", "parts": [{"txt": "a"}]},
-                               {"role": "model", "parts": [{"functionCall": {"args": {}}}]}],
-                  "tools": [{"functionDeclarations": [
-                      {"name": "f", "parameters": {"type": "object",
-                                                   "additionalProperties": False}}]}]}
+    bad_gemini = {
+        "contents": [
+            {"role": "user", "parts": [{"txt": "a"}]},
+            {"role": "model", "parts": [{"functionCall": {"args": {}}}]},
+        ],
+        "tools": [
+            {"functionDeclarations": [{"name": "f", "parameters": {"type": "object", "additionalProperties": False}}]}
+        ],
+    }
     errors = validate("gemini", bad_gemini)
     assert any("'txt' was unexpected" in e for e in errors)
     assert any("'name' is a required property" in e for e in errors)
@@ -491,29 +607,35 @@ def test_schema_harness_catches_invalid_bodies():
 
 
 def test_server_rules_catch_what_the_apis_reject():
-    anthropic = {"messages": [
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": "f",
-                                           "input": {}}]},
-        {"role": "user", "content": [{"type": "text", "text": " "},
-                                     {"type": "tool_result", "tool_use_id": "y"}]},
-        {"role": "user", "content": [{"type": "text", "text": "a",
-                                      "cache_control": {"type": "ephemeral"}}] * 5},
-    ]}
+    anthropic = {
+        "messages": [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": "f", "input": {}}]},
+            {"role": "user", "content": [{"type": "text", "text": " "}, {"type": "tool_result", "tool_use_id": "y"}]},
+            {"role": "user", "content": [{"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}}] * 5},
+        ]
+    }
     found = "\n".join(check("anthropic", anthropic))
-    for problem in ("first message must be a user", "roles must alternate",
-                    "must come first", "does not answer a tool_use", "have no tool_result",
-                    "whitespace-only", "cache_control breakpoints", "defines no tools"):
+    for problem in (
+        "first message must be a user",
+        "roles must alternate",
+        "must come first",
+        "does not answer a tool_use",
+        "have no tool_result",
+        "whitespace-only",
+        "cache_control breakpoints",
+        "defines no tools",
+    ):
         assert problem in found
-    gemini = {"contents": [
-        {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
-        {"role": "user", "parts": [{"text": ""}]},
-    ]}
+    gemini = {
+        "contents": [
+            {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+            {"role": "user", "parts": [{"text": ""}]},
+        ]
+    }
     found = "\n".join(check("gemini", gemini))
-    for problem in ("must follow a user", "not declared", "0 function response(s)",
-                    "non-empty datum"):
+    for problem in ("must follow a user", "not declared", "0 function response(s)", "non-empty datum"):
         assert problem in found
-    openai = {"messages": [{"role": "user", "content": "q"},
-                           {"role": "tool", "tool_call_id": "c", "content": "r"}]}
+    openai = {"messages": [{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": "c", "content": "r"}]}
     assert check("openai", openai) != []
     ollama = {"messages": [{"role": "user", "content": "[Tool Result] id=c\nr"}]}
     assert len(check("ollama", ollama)) == 3  # stream, num_ctx, the unanswered result

@@ -31,12 +31,15 @@ def test_plain(ctxkit_snapshot):
 def _warm_imports():
     """Import the pipeline here first: the in-process runs drop modules they import, and a
     re-imported PyYAML no longer matches its C loader."""
-    from ctxkit.config import Options
-    from ctxkit.load import load_fixture
-    from ctxkit.snapshot import snapshot_text
+    from ctxkit.loading.config import Options
+    from ctxkit.loading.read import load_fixture
+    from ctxkit.snapshots.store import snapshot_text
 
-    for name, options in (("plain_chat", Options()), ("plain_chat", Options(provider="azure")),
-                          ("budget_exhaustion", Options())):
+    for name, options in (
+        ("plain_chat", Options()),
+        ("plain_chat", Options(provider="azure")),
+        ("budget_exhaustion", Options()),
+    ):
         snapshot_text(load_fixture(str(FIXTURES / f"{name}.yaml")), options)
 
 
@@ -60,8 +63,9 @@ def run(pytester, *args):
     (The rewrite warning only happens in process: ctxkit is imported before the inner run.)
     """
     others = [arg for name in UNRELATED_PLUGINS for arg in ("-p", f"no:{name}")]
-    return pytester.runpytest("-p", "no:cacheprovider", *others,
-                              "-W", "ignore::pytest.PytestAssertRewriteWarning", *args)
+    return pytester.runpytest(
+        "-p", "no:cacheprovider", *others, "-W", "ignore::pytest.PytestAssertRewriteWarning", *args
+    )
 
 
 def edit_question(pytester, new="And why?"):
@@ -71,16 +75,17 @@ def edit_question(pytester, new="And why?"):
 
 def test_plugin_is_registered_through_the_entry_point():
     points = importlib.metadata.entry_points(group="pytest11")
-    assert any(p.name == "ctxkit" and p.value == "ctxkit.pytest_plugin" for p in points)
+    assert any(p.name == "ctxkit" and p.value == "ctxkit.snapshots.pytest_plugin" for p in points)
 
 
 def test_plugin_imports_nothing_heavy():
-    code = ("import sys, ctxkit.pytest_plugin\n"
-            "heavy = ('ctxkit.pipeline', 'ctxkit.load', 'ctxkit.snapshot', 'tiktoken', 'yaml',"
-            " 'jsonschema', 'click', 'syrupy')\n"
-            "print([m for m in heavy if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
+    code = (
+        "import sys, ctxkit.snapshots.pytest_plugin\n"
+        "heavy = ('ctxkit.assembly.pipeline', 'ctxkit.loading.read', 'ctxkit.snapshots.store', 'tiktoken', 'yaml',"
+        " 'jsonschema', 'click', 'syrupy')\n"
+        "print([m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
@@ -90,7 +95,9 @@ def test_ctxkit_snapshot_writes_readable_json_then_passes(project):
     result.stdout.fnmatch_lines(["*2 snapshots generated.*"])
     folder = project.path / "__snapshots__" / "test_golden"
     assert sorted(p.name for p in folder.iterdir()) == [
-        "test_plain[plain_chat.azure.max4000].json", "test_plain[plain_chat].json"]
+        "test_plain[plain_chat.azure.max4000].json",
+        "test_plain[plain_chat].json",
+    ]
     text = (folder / "test_plain[plain_chat].json").read_text(encoding="utf-8")
     doc = json.loads(text)
     assert list(doc) == ["payload", "budget"]
@@ -105,9 +112,12 @@ def test_ctxkit_snapshot_writes_readable_json_then_passes(project):
 def test_missing_snapshot_fails_and_says_how_to_write_it(project):
     result = run(project)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "no ctxkit snapshot __snapshots__/test_golden/test_plain[[]plain_chat[]].json for "
-        "fixtures/plain_chat.yaml: run pytest --snapshot-update to write it"])
+    result.stdout.fnmatch_lines(
+        [
+            "no ctxkit snapshot __snapshots__/test_golden/test_plain[[]plain_chat[]].json for "
+            "fixtures/plain_chat.yaml: run pytest --snapshot-update to write it"
+        ]
+    )
 
 
 def test_mismatch_fails_with_a_unified_diff_and_update_accepts_it(project):
@@ -116,8 +126,10 @@ def test_mismatch_fails_with_a_unified_diff_and_update_accepts_it(project):
     result = run(project)
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
-    assert "ctxkit snapshot __snapshots__/test_golden/test_plain[plain_chat].json differs for " \
-           "fixtures/plain_chat.yaml (pytest --snapshot-update accepts it):" in out
+    assert (
+        "ctxkit snapshot __snapshots__/test_golden/test_plain[plain_chat].json differs for "
+        "fixtures/plain_chat.yaml (pytest --snapshot-update accepts it):" in out
+    )
     assert "--- __snapshots__/test_golden/test_plain[plain_chat].json (stored)" in out
     assert f'-        "content": "{QUESTION}"' in out.splitlines()
     assert '+        "content": "And why?"' in out.splitlines()
@@ -130,10 +142,12 @@ def test_mismatch_fails_with_a_unified_diff_and_update_accepts_it(project):
 
 
 def test_bad_input_fails_the_test_with_one_line(project):
-    project.makepyfile(test_golden="""\
+    project.makepyfile(
+        test_golden="""\
 def test_missing(ctxkit_snapshot):
     ctxkit_snapshot("fixtures/nope.yaml")
-""")
+"""
+    )
     result = run(project)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["fixtures/nope.yaml: *"])
@@ -142,12 +156,14 @@ def test_missing(ctxkit_snapshot):
 
 def test_ctxkit_fixtures_collects_one_item_per_fixture(project):
     result = run(project, "--ctxkit-fixtures", "fixtures", "--collect-only", "-q")
-    result.stdout.fnmatch_lines([
-        "test_golden.py::test_plain",
-        "fixtures/budget_exhaustion.yaml::budget_exhaustion",
-        "fixtures/plain_chat.yaml::plain_chat",
-        "fixtures/truncation.yaml::truncation",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "test_golden.py::test_plain",
+            "fixtures/budget_exhaustion.yaml::budget_exhaustion",
+            "fixtures/plain_chat.yaml::plain_chat",
+            "fixtures/truncation.yaml::truncation",
+        ]
+    )
     result = run(project, "--ctxkit-fixtures", "fixtures", "-k", "fixtures")
     result.assert_outcomes(failed=3, deselected=1)
     result.stdout.fnmatch_lines(["no ctxkit snapshot fixtures/__snapshots__/plain_chat.json *"])
@@ -156,8 +172,7 @@ def test_ctxkit_fixtures_collects_one_item_per_fixture(project):
 def test_ctxkit_fixtures_share_the_ctxkit_snapshot_files(project, monkeypatch):
     run(project, "--ctxkit-fixtures", "fixtures", "--snapshot-update").assert_outcomes(passed=4)
     store = project.path / "fixtures" / "__snapshots__"
-    assert sorted(p.name for p in store.iterdir()) == [
-        "budget_exhaustion.json", "plain_chat.json", "truncation.json"]
+    assert sorted(p.name for p in store.iterdir()) == ["budget_exhaustion.json", "plain_chat.json", "truncation.json"]
     error = json.loads((store / "budget_exhaustion.json").read_text(encoding="utf-8"))
     assert list(error) == ["error"] and "(R-ASM-3)" in error["error"]
     result = run(project, "--ctxkit-fixtures", "fixtures")
@@ -165,13 +180,13 @@ def test_ctxkit_fixtures_share_the_ctxkit_snapshot_files(project, monkeypatch):
     result.stdout.fnmatch_lines(["*5 snapshots passed.*"])
     # the same files pass `ctxkit snapshot`, and the other way round
     monkeypatch.chdir(project.path)
-    assert ctxkit("snapshot", "fixtures", "--snapshots", "fixtures/__snapshots__").out == \
-        "3 passed, 0 failed\n"
+    assert ctxkit("snapshot", "fixtures", "--snapshots", "fixtures/__snapshots__").out == "3 passed, 0 failed\n"
     edit_question(project)
     result = run(project, "--ctxkit-fixtures", "fixtures", "-k", "fixtures")
     result.assert_outcomes(passed=2, failed=1, deselected=1)
-    result.stdout.fnmatch_lines(["*ctxkit snapshot fixtures/__snapshots__/plain_chat.json differs*",
-                                 '*+        "content": "And why?"'])
+    result.stdout.fnmatch_lines(
+        ["*ctxkit snapshot fixtures/__snapshots__/plain_chat.json differs*", '*+        "content": "And why?"']
+    )
 
 
 def test_ctxkit_fixtures_report_then_delete_unused_snapshots(project):
@@ -183,13 +198,12 @@ def test_ctxkit_fixtures_report_then_delete_unused_snapshots(project):
         result = run(project, "--ctxkit-fixtures", "fixtures", *args)
         result.assert_outcomes(passed=3)
         assert result.ret != 0
-        result.stdout.fnmatch_lines(["*1 snapshot unused.*",
-                                     "Re-run pytest with --snapshot-update to delete *"])
+        result.stdout.fnmatch_lines(["*1 snapshot unused.*", "Re-run pytest with --snapshot-update to delete *"])
     result = run(project, "--ctxkit-fixtures", "fixtures", "--snapshot-update")
-    result.stdout.fnmatch_lines(["*1 unused snapshot deleted.*",
-                                 "Deleted truncation (fixtures/__snapshots__/truncation.json)"])
-    assert sorted(p.name for p in store.iterdir()) == [
-        "budget_exhaustion.json", "notes.json", "plain_chat.json"]
+    result.stdout.fnmatch_lines(
+        ["*1 unused snapshot deleted.*", "Deleted truncation (fixtures/__snapshots__/truncation.json)"]
+    )
+    assert sorted(p.name for p in store.iterdir()) == ["budget_exhaustion.json", "notes.json", "plain_chat.json"]
     assert run(project, "--ctxkit-fixtures", "fixtures").ret == 0
 
 
@@ -197,15 +211,20 @@ def test_ctxkit_snapshots_option_moves_the_store(project):
     args = ("--ctxkit-fixtures", "fixtures", "--ctxkit-snapshots", "golden", "-k", "fixtures")
     run(project, *args, "--snapshot-update").assert_outcomes(passed=3, deselected=1)
     assert sorted(p.name for p in (project.path / "golden").iterdir()) == [
-        "budget_exhaustion.json", "plain_chat.json", "truncation.json"]
+        "budget_exhaustion.json",
+        "plain_chat.json",
+        "truncation.json",
+    ]
     assert not (project.path / "fixtures" / "__snapshots__").exists()
     run(project, *args).assert_outcomes(passed=3, deselected=1)
 
 
 def test_r_sys_2_clock_dependent_fixture_item_fails(project):
     path = project.path / "fixtures" / "plain_chat.yaml"
-    path.write_text("".join(line for line in path.read_text("utf-8").splitlines(True)
-                            if not line.startswith("now:")), encoding="utf-8")
+    path.write_text(
+        "".join(line for line in path.read_text("utf-8").splitlines(True) if not line.startswith("now:")),
+        encoding="utf-8",
+    )
     result = run(project, "--ctxkit-fixtures", "fixtures", "--snapshot-update", "-k", "fixtures and plain")
     result.assert_outcomes(failed=1, deselected=3)
     result.stdout.fnmatch_lines(["fixtures/plain_chat.yaml:/now: the output depends on the clock*"])

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctxkit import snapshot as core
 from ctxkit.cli.snapshot import colour_diff
+from ctxkit.snapshots import store as core
 
 from .conftest import FIXTURES, ctxkit
 
@@ -74,13 +74,12 @@ def test_mismatch_prints_a_unified_diff_and_exits_1(project):
     edit_question(project / "fx" / "plain_chat.yaml")
     r = ctxkit("snapshot", "fx", "--snapshots", "snaps", expect=1)
     lines = r.out.splitlines()
-    assert lines[0] == "failed: snaps/plain_chat.json (fx/plain_chat.yaml): " \
-                       "the assembly differs from the snapshot"
+    assert lines[0] == "failed: snaps/plain_chat.json (fx/plain_chat.yaml): the assembly differs from the snapshot"
     assert lines[1] == "--- snaps/plain_chat.json (stored)"
     assert lines[2] == "+++ snaps/plain_chat.json (assembled from fx/plain_chat.yaml)"
     assert f'-        "content": "{QUESTION}"' in lines
     assert '+        "content": "And why?"' in lines
-    assert any(line.startswith("-    \"used_tokens\"") for line in lines)  # the budget moved too
+    assert any(line.startswith('-    "used_tokens"') for line in lines)  # the budget moved too
     assert lines[-1] == "1 passed, 1 failed"
     assert "\x1b[" not in r.out  # not a terminal (and NO_COLOR)
     assert (project / "snaps" / "plain_chat.json").read_text(encoding="utf-8") == before
@@ -118,8 +117,7 @@ def test_update_never_deletes_snapshots_it_did_not_produce(project):
     (snaps / "README.md").write_text("hand-written\n", encoding="utf-8")
     edit_question(project / "fx" / "plain_chat.yaml")
     ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update")
-    assert files(snaps) == ["README.md", "notes.json", "old_fixture.json",
-                            "plain_chat.json", "truncation.json"]
+    assert files(snaps) == ["README.md", "notes.json", "old_fixture.json", "plain_chat.json", "truncation.json"]
 
 
 def test_prune_reports_then_deletes_only_our_orphaned_files(project):
@@ -135,8 +133,7 @@ def test_prune_reports_then_deletes_only_our_orphaned_files(project):
         "2 passed, 1 failed\n"
     )
     r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--prune", "--update")
-    assert r.out == ("deleted: snaps/old_fixture.json: no fixture produces it\n"
-                     "2 passed, 0 failed, 1 deleted\n")
+    assert r.out == ("deleted: snaps/old_fixture.json: no fixture produces it\n2 passed, 0 failed, 1 deleted\n")
     assert files(snaps) == ["broken.json", "notes.json", "plain_chat.json", "truncation.json"]
 
 
@@ -154,20 +151,20 @@ def test_prune_keeps_snapshots_of_every_requested_option_set(project):
 def test_r_sys_2_snapshot_refuses_clock_dependent_fixture_without_now(project):
     text = (project / "fx" / "plain_chat.yaml").read_text(encoding="utf-8")
     (project / "fx" / "clock.yaml").write_text(
-        "".join(line for line in text.splitlines(keepends=True) if not line.startswith("now:")),
-        encoding="utf-8")
+        "".join(line for line in text.splitlines(keepends=True) if not line.startswith("now:")), encoding="utf-8"
+    )
     r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update", expect=2)
     assert r.out == ""
     assert r.err.splitlines() == [
         "error: fx/clock.yaml:/now: the output depends on the clock and the fixture has no "
-        "`now`: add `now:` so the snapshot is reproducible (R-SYS-2)"]
+        "`now`: add `now:` so the snapshot is reproducible (R-SYS-2)"
+    ]
     assert not (project / "snaps").exists()  # bad input: nothing written, not even the others
 
 
 def test_clock_independent_fixture_without_now_is_accepted(project):
     path = project / "fx" / "truncation.yaml"
-    path.write_text(path.read_text(encoding="utf-8").replace('now: "2026-03-14T09:30:00Z"\n', ""),
-                    encoding="utf-8")
+    path.write_text(path.read_text(encoding="utf-8").replace('now: "2026-03-14T09:30:00Z"\n', ""), encoding="utf-8")
     ctxkit("snapshot", "fx/truncation.yaml", "--snapshots", "snaps", "--update")
 
 
@@ -187,13 +184,14 @@ def test_interrupted_write_leaves_no_partial_file(project, monkeypatch, fail_at,
             raise KeyboardInterrupt
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(core.os, fail_at, interrupted)
+    monkeypatch.setattr(os, fail_at, interrupted)
     r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update", expect=2)
     if fail_at == "replace":
         assert r.err.splitlines()[-1] == "error: aborted"
     else:
-        assert r.err == ("error: snaps/plain_chat.json: cannot write the snapshot: "
-                         "[Errno 28] No space left on device\n")
+        assert r.err == (
+            "error: snaps/plain_chat.json: cannot write the snapshot: [Errno 28] No space left on device\n"
+        )
     if target == "existing":  # the old file intact, no temporary file beside it
         assert files(snaps) == ["plain_chat.json", "truncation.json"]
         assert (snaps / "plain_chat.json").read_bytes() == before
@@ -202,8 +200,19 @@ def test_interrupted_write_leaves_no_partial_file(project, monkeypatch, fail_at,
 
 
 def test_multiple_providers_and_windows_make_one_snapshot_each(project):
-    r = ctxkit("snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--update",
-               "--provider", "openai", "--provider", "azure", "--max-input-tokens", "4000")
+    r = ctxkit(
+        "snapshot",
+        "fx/plain_chat.yaml",
+        "--snapshots",
+        "snaps",
+        "--update",
+        "--provider",
+        "openai",
+        "--provider",
+        "azure",
+        "--max-input-tokens",
+        "4000",
+    )
     assert r.out.splitlines() == [
         "written: snaps/plain_chat.openai.max4000.json (fx/plain_chat.yaml): new",
         "written: snaps/plain_chat.azure.max4000.json (fx/plain_chat.yaml): new",
@@ -211,8 +220,7 @@ def test_multiple_providers_and_windows_make_one_snapshot_each(project):
     ]
     doc = json.loads((project / "snaps" / "plain_chat.azure.max4000.json").read_text("utf-8"))
     assert doc["budget"]["max_input_tokens"] == 4000
-    r = ctxkit("snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--provider", "azure",
-               expect=1)
+    r = ctxkit("snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--provider", "azure", expect=1)
     assert "missing: snaps/plain_chat.azure.json" in r.out
 
 
@@ -233,29 +241,35 @@ def test_folders_expand_to_every_fixture_sorted_skipping_snapshot_folders(projec
     (fx / ".hidden" / "x.yaml").write_text("not: a fixture\n", encoding="utf-8")
     r = ctxkit("snapshot", "fx", "--snapshots", "fx/__snapshots__", "--update")
     assert [line.split()[1] for line in r.out.splitlines()[:-1]] == [
-        "fx/__snapshots__/as_json.json", "fx/__snapshots__/short.json",
-        "fx/__snapshots__/plain_chat.json", "fx/__snapshots__/truncation.json"]
+        "fx/__snapshots__/as_json.json",
+        "fx/__snapshots__/short.json",
+        "fx/__snapshots__/plain_chat.json",
+        "fx/__snapshots__/truncation.json",
+    ]
     # the snapshots inside the fixture folder are not taken for fixtures
-    assert ctxkit("snapshot", "fx", "--snapshots", "fx/__snapshots__").out == \
-        "4 passed, 0 failed\n"
+    assert ctxkit("snapshot", "fx", "--snapshots", "fx/__snapshots__").out == "4 passed, 0 failed\n"
     assert core.expand(["fx", "fx/plain_chat.yaml"], exclude=[Path("fx/__snapshots__")]) == [
-        "fx/deeper/as_json.json", "fx/deeper/short.yml", "fx/plain_chat.yaml",
-        "fx/truncation.yaml"]
+        "fx/deeper/as_json.json",
+        "fx/deeper/short.yml",
+        "fx/plain_chat.yaml",
+        "fx/truncation.yaml",
+    ]
 
 
 def test_two_fixtures_with_one_snapshot_name_are_bad_input(project):
     (project / "fx" / "other").mkdir()
     shutil.copy(project / "fx" / "plain_chat.yaml", project / "fx" / "other" / "plain_chat.yaml")
     r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update", expect=2)
-    assert r.err == ("error: fx/plain_chat.yaml: produces the same snapshot name "
-                     "'plain_chat.json' as fx/other/plain_chat.yaml; rename one of them\n")
+    assert r.err == (
+        "error: fx/plain_chat.yaml: produces the same snapshot name "
+        "'plain_chat.json' as fx/other/plain_chat.yaml; rename one of them\n"
+    )
     assert not (project / "snaps").exists()
 
 
 def test_bad_paths_and_usage_exit_2(project):
     r = ctxkit("snapshot", "nowhere", "fx/nope.yaml", "--snapshots", "snaps", expect=2)
-    assert r.err == "error: nowhere: no such file or folder\n" \
-                    "error: fx/nope.yaml: no such file or folder\n"
+    assert r.err == "error: nowhere: no such file or folder\nerror: fx/nope.yaml: no such file or folder\n"
     ctxkit("snapshot", "fx", expect=2)  # --snapshots is required
     (project / "empty").mkdir()
     r = ctxkit("snapshot", "empty", "--snapshots", "snaps", expect=2)
@@ -275,7 +289,12 @@ def test_help_lists_the_options():
 
 
 def test_snapshot_core_never_imports_click():
-    code = "import sys, ctxkit.snapshot; print('click' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONHASHSEED": "0"}).stdout
+    code = "import sys, ctxkit.snapshots.store; print('click' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    ).stdout
     assert out.strip() == "False"

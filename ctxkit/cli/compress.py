@@ -11,36 +11,38 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import InputError, Problem
-from . import cli
-from .options import assembly_options, build_options, echo, format_option, load, warn
+from ctxkit.cli import cli
+from ctxkit.cli.options import assembly_options, build_options, echo, format_option, load, warn
+from ctxkit.errors import InputError, Problem
 
 if TYPE_CHECKING:
-    from ..compress import CompressionPlan
+    from ctxkit.compression.compress import CompressionPlan
 
 PREVIEW_CHARS = 60
-LEGEND = ("split (S summarized, K kept, - skipped: no text, ~ already summarized, "
-          "= the summary that applies):")
+LEGEND = "split (S summarized, K kept, - skipped: no text, ~ already summarized, = the summary that applies):"
 
 
 @cli.command()
 @click.argument("fixture")
 @assembly_options
 @format_option("text", "json")
-@click.option("--summary", "summary_text", metavar="TEXT",
-              help="The summary's text, for --write.")
-@click.option("--write", "write_path", metavar="OUT.yaml", type=click.Path(dir_okay=False),
-              help="Write the fixture with the new summary node added (needs --summary).")
+@click.option("--summary", "summary_text", metavar="TEXT", help="The summary's text, for --write.")
+@click.option(
+    "--write",
+    "write_path",
+    metavar="OUT.yaml",
+    type=click.Path(dir_okay=False),
+    help="Write the fixture with the new summary node added (needs --summary).",
+)
 @click.option("--force", is_flag=True, help="Let --write overwrite an existing file.")
-def compress(fixture: str, fmt: str, summary_text: str | None, write_path: str | None,
-             force: bool, **kw: Any) -> None:
+def compress(fixture: str, fmt: str, summary_text: str | None, write_path: str | None, force: bool, **kw: Any) -> None:
     """Is a summary due, what would it cover, and the exact summarization request.
 
     With --provider the request is printed as that provider's request body.
     """
-    from ..compress import plan, provider_body, report, write_back
-    from ..config import resolve
-    from ..output import dumps
+    from ctxkit.compression.compress import plan, provider_body, report, write_back
+    from ctxkit.loading.config import resolve
+    from ctxkit.output import dumps
 
     if write_path is not None and summary_text is None:
         raise click.UsageError("--write needs --summary TEXT (the summary to add)")
@@ -52,13 +54,17 @@ def compress(fixture: str, fmt: str, summary_text: str | None, write_path: str |
         warn(w)
     if write_path is not None and summary_text is not None:
         if not p.should_compress or p.summary_parent is None:
-            raise InputError(Problem(fixture, "", "--write: no summary can be added: "
-                                     + (p.note or "no compression is due")))
+            raise InputError(
+                Problem(fixture, "", "--write: no summary can be added: " + (p.note or "no compression is due"))
+            )
         new_id, notes = write_back(loaded, p, summary_text, write_path, force=force)
         for note in notes:
             warn(note)
-        click.echo(f"wrote {write_path}: summary node {new_id!r} (parent {p.summary_parent!r}, "
-                   f"summarizes_through {p.summarizes_through!r})", err=True)
+        click.echo(
+            f"wrote {write_path}: summary node {new_id!r} (parent {p.summary_parent!r}, "
+            f"summarizes_through {p.summarizes_through!r})",
+            err=True,
+        )
     if kw.get("provider"):
         built = provider_body(p)
         if built is None:
@@ -75,7 +81,7 @@ def compress(fixture: str, fmt: str, summary_text: str | None, write_path: str |
 
 def render(p: CompressionPlan) -> str:
     """The readable report: the numbers, the split drawn over the branch, the request."""
-    from ..compress import Mark, request_message
+    from ctxkit.compression.compress import Mark, request_message
 
     eff, s = p.eff, p.eff.settings
     title = eff.fixture.name or eff.fixture.source
@@ -86,34 +92,45 @@ def render(p: CompressionPlan) -> str:
         f"compression due: {verdict} (history {p.history_tokens} {sign} threshold {p.threshold})",
         "",
         _number("max_input_tokens", eff.max_input_tokens, "the model's window"),
-        _number("reserved", p.reserved_tokens,
-                "worst-case system prompt + agent message (R-SYS-6)"),
+        _number("reserved", p.reserved_tokens, "worst-case system prompt + agent message (R-SYS-6)"),
         _number("available", p.available_tokens, "max_input_tokens - reserved"),
-        _number("threshold", p.threshold,
-                f"floor(available x {s.compression_trigger_ratio}) (R-CMP-1)"),
-        _number("history", p.history_tokens,
-                "summary + texts and call arguments after its cutoff"),
-        _number("recent budget", p.tokens_for_recent,
-                f"floor(history x {s.recent_messages_ratio}) (R-CMP-2)" if p.should_compress
-                else "0: not due (R-CMP-4)"),
+        _number("threshold", p.threshold, f"floor(available x {s.compression_trigger_ratio}) (R-CMP-1)"),
+        _number("history", p.history_tokens, "summary + texts and call arguments after its cutoff"),
+        _number(
+            "recent budget",
+            p.tokens_for_recent,
+            f"floor(history x {s.recent_messages_ratio}) (R-CMP-2)" if p.should_compress else "0: not due (R-CMP-4)",
+        ),
         "",
     ]
     previous = p.previous_summary
     mode = f"progressive (folds in summary {previous.id!r})" if previous else "fresh"
     lines.append(f"mode: {mode}")
     if p.summary_parent is not None:
-        lines.append(f"new summary node: parent {p.summary_parent!r}, summarizes_through "
-                     f"{p.summarizes_through!r} (R-CMP-5)")
+        lines.append(
+            f"new summary node: parent {p.summary_parent!r}, summarizes_through {p.summarizes_through!r} (R-CMP-5)"
+        )
     if p.note:
         lines.append(f"note: {p.note}")
     lines += ["", LEGEND]
-    rows = [(Mark.ALREADY.value, r.message.id, str(r.message.role), "",
-             r.message.text) for r in p.rows if r.mark is Mark.ALREADY]
+    rows = [
+        (Mark.ALREADY.value, r.message.id, str(r.message.role), "", r.message.text)
+        for r in p.rows
+        if r.mark is Mark.ALREADY
+    ]
     if previous is not None:
         rows.append(("=", previous.id, "summary", str(p.summary_tokens), previous.text))
-    rows += [(r.mark.value, r.message.id, str(r.message.role), str(r.tokens),
-              request_message(r.message, eff.templates)["content"])
-             for r in p.rows if r.mark is not Mark.ALREADY]
+    rows += [
+        (
+            r.mark.value,
+            r.message.id,
+            str(r.message.role),
+            str(r.tokens),
+            request_message(r.message, eff.templates)["content"],
+        )
+        for r in p.rows
+        if r.mark is not Mark.ALREADY
+    ]
     width = max([len(r[1]) for r in rows] + [2])
     for mark, ident, role, tokens, text in rows:
         lines.append(f"  {mark} {ident:<{width}} {role:<9} {tokens:>6}  {_preview(text)}")
@@ -121,8 +138,9 @@ def render(p: CompressionPlan) -> str:
     if p.request is None:
         lines.append("summarization request: none")
     else:
-        lines.append(f"summarization request ({len(p.request)} messages, OpenAI-style; "
-                     "--provider P for a provider's body):")
+        lines.append(
+            f"summarization request ({len(p.request)} messages, OpenAI-style; --provider P for a provider's body):"
+        )
         for n, m in enumerate(p.request):
             lines.append(f"--- [{n}] {m['role']} ---")
             lines.append(m["content"])

@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from ..errors import ExitStatus, InputError
-from . import cli
-from .options import assembly_options, echo, format_option, load, load_options, run_pipeline, warn
+from ctxkit.cli import cli
+from ctxkit.cli.options import assembly_options, echo, format_option, load, load_options, run_pipeline, warn
+from ctxkit.errors import ExitStatus, InputError
 
 
 @cli.command()
@@ -19,7 +19,7 @@ from .options import assembly_options, echo, format_option, load, load_options, 
 @load_options
 def validate(fixtures: tuple[str, ...], **kw: Any) -> None:
     """Check fixtures against the schema and their references."""
-    from ..config import resolve
+    from ctxkit.loading.config import resolve
 
     failed = False
     for path in fixtures:
@@ -38,8 +38,8 @@ def validate(fixtures: tuple[str, ...], **kw: Any) -> None:
 @cli.command()
 def schema() -> None:
     """Print the fixture format's JSON Schema."""
-    from ..load import load_schema
-    from ..output import dumps
+    from ctxkit.loading.read import load_schema
+    from ctxkit.output import dumps
 
     echo(dumps(load_schema()))
 
@@ -48,12 +48,11 @@ def schema() -> None:
 @format_option("text", "json")
 def templates(fmt: str) -> None:
     """List the built-in texts by name."""
-    from ..output import dumps
-    from ..templates import BUILTIN
+    from ctxkit.loading.templates import BUILTIN
+    from ctxkit.output import dumps
 
     if fmt == "json":
-        echo(dumps({name: {"text": text, "slots": list(slots)}
-                    for name, (text, slots) in BUILTIN.items()}))
+        echo(dumps({name: {"text": text, "slots": list(slots)} for name, (text, slots) in BUILTIN.items()}))
         return
     for name, (text, slots) in BUILTIN.items():
         slot_list = ", ".join("{" + s + "}" for s in slots) or "no slots"
@@ -69,11 +68,11 @@ def templates(fmt: str) -> None:
 @click.option("--raw", is_flag=True, help="Print image bytes in full.")
 def assemble(fixture: str, fmt: str, raw: bool, **kw: Any) -> None:
     """Print the provider request body the fixture assembles to."""
-    from ..output import dumps, dumps_yaml, shorten_images
+    from ctxkit.output import dumps, dumps_yaml, shorten_images
 
     result = run_pipeline(fixture, kw)
     if fmt == "text":
-        from ..reports.transcript import render
+        from ctxkit.reports.transcript import render
 
         echo(render(result, raw=raw))
         return
@@ -89,14 +88,16 @@ def assemble(fixture: str, fmt: str, raw: bool, **kw: Any) -> None:
 @format_option("table", "json")
 def budget(fixture: str, fmt: str, **kw: Any) -> None:
     """Show where the window's tokens went, segment by segment."""
-    from ..output import dumps
-    from ..reports.budget import table
+    from ctxkit.output import dumps
+    from ctxkit.reports.budget import table
 
     result = run_pipeline(fixture, kw)
     data = result.budget()
     if data["wire_tokens"] > data["max_input_tokens"]:
-        warn(f"the payload as sent counts {data['wire_tokens']} tokens, more than the "
-             f"window of {data['max_input_tokens']}")
+        warn(
+            f"the payload as sent counts {data['wire_tokens']} tokens, more than the "
+            f"window of {data['max_input_tokens']}"
+        )
     echo(dumps(data) if fmt == "json" else table(data))
 
 
@@ -106,14 +107,12 @@ def budget(fixture: str, fmt: str, **kw: Any) -> None:
 @format_option("table", "json")
 def explain(fixture: str, fmt: str, **kw: Any) -> None:
     """One row per message and file: its fate and the rule behind it."""
-    from ..output import dumps
+    from ctxkit.output import dumps
 
     rows = run_pipeline(fixture, kw).explain()
     if fmt == "json":
         echo(dumps([r.as_json() for r in rows]))
         return
-    from ..reports.explain import table
+    from ctxkit.reports.explain import table
 
     echo(table(rows))
-
-

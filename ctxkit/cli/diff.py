@@ -12,9 +12,9 @@ from typing import Any
 
 import click
 
-from ..errors import ExitStatus, InputError
-from . import cli
-from .options import PROVIDERS, TOKENIZERS, echo, format_option, load_options, run_pipeline
+from ctxkit.cli import cli
+from ctxkit.cli.options import PROVIDERS, TOKENIZERS, echo, format_option, load_options, run_pipeline
+from ctxkit.errors import ExitStatus, InputError
 
 TWICE = ("provider", "max_input_tokens", "leaf", "tokenizer", "model")
 
@@ -39,14 +39,14 @@ def diff(fixtures: tuple[str, ...], fmt: str, exit_code: bool, **kw: Any) -> Non
     ctxkit diff chat.yaml --max-input-tokens 8000 --max-input-tokens 4000
     ctxkit diff before.yaml after.yaml
     """
-    from ..output import use_colour
-    from ..reports import diff as diffing
+    from ctxkit.output import use_colour
+    from ctxkit.reports import diff as diffing
 
     sides = _sides(fixtures, kw)
     results = [run_pipeline(path, side_kw) for path, side_kw, _ in sides]
     d = diffing.compare(results[0], results[1], sides[0][2], sides[1][2])
     if fmt == "json":
-        from ..output import dumps
+        from ctxkit.output import dumps
 
         echo(dumps(d.as_json()))
     else:
@@ -66,8 +66,10 @@ def _sides(fixtures: tuple[str, ...], kw: dict[str, Any]) -> list[tuple[str, dic
     if len(fixtures) == 2 and twice:
         raise InputError("give either two fixtures or an option twice, not both")
     if len(fixtures) == 1 and not twice:
-        raise InputError("nothing to compare: give a second fixture, or an option twice "
-                         "(e.g. --provider openai --provider anthropic)")
+        raise InputError(
+            "nothing to compare: give a second fixture, or an option twice "
+            "(e.g. --provider openai --provider anthropic)"
+        )
     sides = []
     for n in (0, 1):
         side = dict(kw)

@@ -12,22 +12,26 @@ from typing import Any
 
 import click
 
-from ..errors import InputError
-from . import cli
-from .options import echo, warn
+from ctxkit.cli import cli
+from ctxkit.cli.options import echo, warn
+from ctxkit.errors import InputError
 
 
 @cli.command("import")
 @click.argument("file")
-@click.option("--from", "dialect", type=click.Choice(["openai", "anthropic"]), required=True,
-              help="The format of the log.")
+@click.option(
+    "--from", "dialect", type=click.Choice(["openai", "anthropic"]), required=True, help="The format of the log."
+)
 @click.option("--model", help="Model name for the fixture (else the log's).")
-@click.option("--max-input-tokens", type=click.IntRange(min=1),
-              help="The window, needed when the model table does not know the model.")
+@click.option(
+    "--max-input-tokens",
+    type=click.IntRange(min=1),
+    help="The window, needed when the model table does not know the model.",
+)
 def import_(file: str, dialect: str, model: str | None, max_input_tokens: int | None) -> None:
     """Turn a logged OpenAI or Anthropic request into a fixture."""
-    from ..importer import build
-    from ..output import dumps_yaml
+    from ctxkit.loading.importer import build
+    from ctxkit.output import dumps_yaml
 
     try:
         if file == "-":

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..errors import InputError
+from ctxkit.errors import InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
 PROVIDERS = ["openai", "azure", "anthropic", "ollama", "gemini"]
@@ -21,16 +21,22 @@ TOKENIZERS = ["cl100k_base", "o200k_base", "approx"]
 
 def format_option(*choices: str) -> Callable[[F], F]:
     """`--format`, per command; the first choice is the default (never terminal-dependent)."""
-    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0],
-                        show_default=True, help="Output format.")
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default=choices[0],
+        show_default=True,
+        help="Output format.",
+    )
 
 
 def load_options(fn: F) -> F:
     """Options of every command that reads fixtures."""
-    fn = click.option("--allow-outside-paths", is_flag=True,
-                      help="Let file paths leave the fixture's folder.")(fn)
-    fn = click.option("--max-size", default="64M", show_default=True,
-                      help="Largest fixture accepted (bytes, K/M/G suffixes).")(fn)
+    fn = click.option("--allow-outside-paths", is_flag=True, help="Let file paths leave the fixture's folder.")(fn)
+    fn = click.option(
+        "--max-size", default="64M", show_default=True, help="Largest fixture accepted (bytes, K/M/G suffixes)."
+    )(fn)
     return fn
 
 
@@ -39,13 +45,13 @@ def assembly_options(fn: F) -> F:
     decorators = [
         click.option("--provider", type=click.Choice(PROVIDERS), help="Provider to build for."),
         click.option("--model", help="Model name (changes the model-table defaults)."),
-        click.option("--max-input-tokens", type=click.IntRange(min=1),
-                     help="The model's input window."),
+        click.option("--max-input-tokens", type=click.IntRange(min=1), help="The model's input window."),
         click.option("--leaf", help="Message id to answer from (the branch's end)."),
         click.option("--tokenizer", type=click.Choice(TOKENIZERS), help="Token counter."),
         click.option("--now", help="The clock, ISO 8601 (e.g. 2026-03-14T09:30:00Z)."),
-        click.option("--templates", "templates_file", type=click.Path(dir_okay=False),
-                     help="YAML map of template overrides."),
+        click.option(
+            "--templates", "templates_file", type=click.Path(dir_okay=False), help="YAML map of template overrides."
+        ),
     ]
     for d in reversed(decorators):
         fn = d(fn)
@@ -63,32 +69,37 @@ def parse_now(value: str | None) -> datetime | None:
 
 
 def build_options(kw: dict[str, Any]) -> Any:
-    from ..config import Options
+    from ctxkit.loading.config import Options
 
     templates: tuple[tuple[str, str], ...] = ()
     source = ""
     if kw.get("templates_file"):
-        from ..load import load_templates_file
+        from ctxkit.loading.read import load_templates_file
 
         source = kw["templates_file"]
         templates = load_templates_file(source)
     return Options(
-        provider=kw.get("provider"), model=kw.get("model"),
-        max_input_tokens=kw.get("max_input_tokens"), leaf=kw.get("leaf"),
-        tokenizer=kw.get("tokenizer"), now=parse_now(kw.get("now")),
-        templates=templates, templates_source=source,
+        provider=kw.get("provider"),
+        model=kw.get("model"),
+        max_input_tokens=kw.get("max_input_tokens"),
+        leaf=kw.get("leaf"),
+        tokenizer=kw.get("tokenizer"),
+        now=parse_now(kw.get("now")),
+        templates=templates,
+        templates_source=source,
     )
 
 
 def load(path: str, kw: dict[str, Any]) -> Any:
-    from ..load import load_fixture, parse_size
+    from ctxkit.loading.read import load_fixture, parse_size
 
-    return load_fixture(path, allow_outside_paths=kw.get("allow_outside_paths", False),
-                        max_size=parse_size(kw.get("max_size") or "64M"))
+    return load_fixture(
+        path, allow_outside_paths=kw.get("allow_outside_paths", False), max_size=parse_size(kw.get("max_size") or "64M")
+    )
 
 
 def run_pipeline(path: str, kw: dict[str, Any]) -> Any:
-    from ..pipeline import run
+    from ctxkit.assembly.pipeline import run
 
     result = run(load(path, kw), build_options(kw))
     for w in result.warnings:
@@ -102,5 +113,3 @@ def warn(text: str) -> None:
 
 def echo(text: str) -> None:
     click.echo(text, nl=False)
-
-

@@ -14,9 +14,9 @@ from typing import Any
 
 import click
 
-from ..errors import ExitStatus
-from . import cli
-from .options import PROVIDERS, echo, load, load_options, warn
+from ctxkit.cli import cli
+from ctxkit.cli.options import PROVIDERS, echo, load, load_options, warn
+from ctxkit.errors import ExitStatus
 
 DIFF_STYLES = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
 
@@ -25,7 +25,7 @@ def colour_diff(diff: str, on: bool) -> str:
     """Colour a plain unified diff line by line (headers bold, hunks cyan, +green, -red)."""
     if not on:
         return diff
-    from ..output import style
+    from ctxkit.output import style
 
     out = []
     for line in diff.splitlines():
@@ -36,28 +36,51 @@ def colour_diff(diff: str, on: bool) -> str:
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--snapshots", "snapshots_dir", required=True, metavar="DIR",
-              type=click.Path(file_okay=False),
-              help="Folder holding one JSON snapshot per fixture and option set.")
+@click.option(
+    "--snapshots",
+    "snapshots_dir",
+    required=True,
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Folder holding one JSON snapshot per fixture and option set.",
+)
 @click.option("--update", is_flag=True, help="Write snapshots that are missing or differ.")
-@click.option("--prune", is_flag=True,
-              help="Report snapshots no fixture produces; with --update, delete them.")
-@click.option("--provider", "providers", multiple=True, type=click.Choice(PROVIDERS),
-              help="Provider to build for; repeat for one snapshot per provider.")
-@click.option("--max-input-tokens", "windows", multiple=True, type=click.IntRange(min=1),
-              help="The model's input window; repeat for one snapshot per window.")
+@click.option("--prune", is_flag=True, help="Report snapshots no fixture produces; with --update, delete them.")
+@click.option(
+    "--provider",
+    "providers",
+    multiple=True,
+    type=click.Choice(PROVIDERS),
+    help="Provider to build for; repeat for one snapshot per provider.",
+)
+@click.option(
+    "--max-input-tokens",
+    "windows",
+    multiple=True,
+    type=click.IntRange(min=1),
+    help="The model's input window; repeat for one snapshot per window.",
+)
 @load_options
-def snapshot(paths: tuple[str, ...], snapshots_dir: str, update: bool, prune: bool,
-             providers: tuple[str, ...], windows: tuple[int, ...], **kw: Any) -> None:
+def snapshot(
+    paths: tuple[str, ...],
+    snapshots_dir: str,
+    update: bool,
+    prune: bool,
+    providers: tuple[str, ...],
+    windows: tuple[int, ...],
+    **kw: Any,
+) -> None:
     """Compare payload + budget of each fixture with its stored snapshot."""
-    from ..config import Options
-    from ..output import use_colour
-    from ..snapshot import check
+    from ctxkit.loading.config import Options
+    from ctxkit.output import use_colour
+    from ctxkit.snapshots.store import check
 
-    options_list = [Options(provider=p, max_input_tokens=w)
-                    for p in (providers or (None,)) for w in (windows or (None,))]
-    report = check(paths, snapshots_dir, update=update, prune=prune,
-                   options_list=options_list, loader=lambda path: load(path, kw))
+    options_list = [
+        Options(provider=p, max_input_tokens=w) for p in (providers or (None,)) for w in (windows or (None,))
+    ]
+    report = check(
+        paths, snapshots_dir, update=update, prune=prune, options_list=options_list, loader=lambda path: load(path, kw)
+    )
     for text in report.warnings:
         warn(text)
     colour = use_colour(sys.stdout)

@@ -9,14 +9,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..assemble import Assembly
-from ..translate import Payload
-from ..working import Segment
+from ctxkit.assembly.assemble import Assembly
+from ctxkit.history.working import Segment
+from ctxkit.translate import Payload
 
 SEGMENTS = [str(s) for s in Segment]
 BAR_CHARS = {
-    "system": "S", "history": "h", "custom_agent": "a", "project_files": "p",
-    "forgotten_files": "f", "last_user": "U", "in_turn": "t", "reminder": "r",
+    "system": "S",
+    "history": "h",
+    "custom_agent": "a",
+    "project_files": "p",
+    "forgotten_files": "f",
+    "last_user": "U",
+    "in_turn": "t",
+    "reminder": "r",
 }
 BAR_WIDTH = 60
 
@@ -24,8 +30,7 @@ BAR_WIDTH = 60
 def wire_tokens(a: Assembly, payload: Payload) -> int:
     """The payload as sent, re-counted: its JSON with image bytes stripped, plus images."""
     stripped = _strip(payload.body, payload.prepared.image_b64)
-    images = sum(a.meter.image(p.image) for m in payload.prepared.messages for p in m.parts
-                 if p.image is not None)
+    images = sum(a.meter.image(p.image) for m in payload.prepared.messages for p in m.parts if p.image is not None)
     compact = json.dumps(stripped, ensure_ascii=False, separators=(",", ":"))
     return a.meter.text(compact) + images
 
@@ -118,13 +123,19 @@ def table(data: dict[str, Any]) -> str:
             label = f"history (kept {h['kept_messages']}, dropped {h['dropped_messages']})"
         rows.append([label, f"{s['tokens']:,}", _share(s["tokens"], window), s["messages"]])
     rows.append(["free", f"{data['free_tokens']:,}", _share(data["free_tokens"], window), ""])
-    rows.append(["safety margin", f"{data['safety_margin_tokens']:,}",
-                 _share(data["safety_margin_tokens"], window), ""])
-    text = tabulate(rows, headers=["segment", "tokens", "share", "messages"],
-                    tablefmt="simple", colalign=("left", "right", "right", "right"),
-                    disable_numparse=True)
-    legend = "S system  h history  a agent  p project  f forgotten  U last user  " \
-             "t in-turn  r reminder  . free  # margin"
+    rows.append(
+        ["safety margin", f"{data['safety_margin_tokens']:,}", _share(data["safety_margin_tokens"], window), ""]
+    )
+    text = tabulate(
+        rows,
+        headers=["segment", "tokens", "share", "messages"],
+        tablefmt="simple",
+        colalign=("left", "right", "right", "right"),
+        disable_numparse=True,
+    )
+    legend = (
+        "S system  h history  a agent  p project  f forgotten  U last user  t in-turn  r reminder  . free  # margin"
+    )
     lines = [
         f"{data['provider']} {data['model']}: window {window:,} tokens, "
         f"available {data['available_tokens']:,} (margin {data['safety_margin']}), "

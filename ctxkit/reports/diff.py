@@ -12,9 +12,9 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from ..output import dumps, shorten_images
-from ..pipeline import Result
-from ..working import Row
+from ctxkit.assembly.pipeline import Result
+from ctxkit.history.working import Row
+from ctxkit.output import dumps, shorten_images
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,16 +35,24 @@ class Aligned:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "key": self.key, "id": self.id, "kind": self.kind,
-            "a": _side(self.a), "b": _side(self.b),
+            "key": self.key,
+            "id": self.id,
+            "kind": self.kind,
+            "a": _side(self.a),
+            "b": _side(self.b),
         }
 
 
 def _side(row: Row | None) -> dict[str, Any] | None:
     if row is None:
         return None
-    return {"present": row.segment is not None, "segment": row.segment,
-            "tokens": row.tokens, "fate": str(row.fate), "rule": row.rule}
+    return {
+        "present": row.segment is not None,
+        "segment": row.segment,
+        "tokens": row.tokens,
+        "fate": str(row.fate),
+        "rule": row.rule,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +72,9 @@ class Diff:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "a": self.label_a, "b": self.label_b, "differ": self.differ,
+            "a": self.label_a,
+            "b": self.label_b,
+            "differ": self.differ,
             "only_in_a": [x.as_json() for x in self.changed if x.in_a],
             "only_in_b": [x.as_json() for x in self.changed if x.in_b],
             "alignment": [x.as_json() for x in self.alignment],
@@ -101,10 +111,15 @@ def payload_text(result: Result) -> str:
 
 
 def compare(a: Result, b: Result, label_a: str, label_b: str) -> Diff:
-    lines = list(difflib.unified_diff(
-        payload_text(a).splitlines(keepends=True), payload_text(b).splitlines(keepends=True),
-        fromfile=label_a, tofile=label_b, n=3,
-    ))
+    lines = list(
+        difflib.unified_diff(
+            payload_text(a).splitlines(keepends=True),
+            payload_text(b).splitlines(keepends=True),
+            fromfile=label_a,
+            tofile=label_b,
+            n=3,
+        )
+    )
     return Diff(label_a, label_b, align(a.explain(), b.explain()), lines)
 
 
@@ -121,8 +136,9 @@ def render(diff: Diff) -> str:
             assert here is not None
             why = f"{there.fate} ({there.rule})" if there else "absent"
             other = diff.label_b if x.in_a else diff.label_a
-            out.append(f"  {mark} {x.id or '-'} {x.kind} {here.tokens} tokens "
-                       f"[{here.fate} {here.rule}]; in {other}: {why}")
+            out.append(
+                f"  {mark} {x.id or '-'} {x.kind} {here.tokens} tokens [{here.fate} {here.rule}]; in {other}: {why}"
+            )
     out.append("")
     if diff.payload_lines:
         out.append("payload:")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..assemble import Assembly, Fated
-from ..domain import FileKind
-from ..translate import Payload
-from ..working import Fate, Row, Working, message_key
+from ctxkit.assembly.assemble import Assembly, Fated
+from ctxkit.history.working import Fate, Row, Working, message_key
+from ctxkit.loading.domain import FileKind
+from ctxkit.translate import Payload
 
 GENERATED_RULES = {
     "system": "R-SYS-1",
@@ -35,13 +35,29 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
     for w in system:
         yield _generated(a, w, "system")
     for m in a.branch.summarized:
-        yield Row(m.id, str(m.role), None, _stored_tokens(a, m.text, m.tokens), Fate.SUMMARIZED,
-                  "R-TREE-3", key=message_key(m.id), text=m.text)
+        yield Row(
+            m.id,
+            str(m.role),
+            None,
+            _stored_tokens(a, m.text, m.tokens),
+            Fate.SUMMARIZED,
+            "R-TREE-3",
+            key=message_key(m.id),
+            text=m.text,
+        )
         for fid in m.files:
             f = files[fid]
             if fid in forgotten:
-                yield Row(fid, "file", "forgotten_files", 0, Fate.FORGOTTEN, "R-FILE-1",
-                          ("attached to a summarized message (R-TREE-3)",), key=message_key(m.id, f":{fid}"))
+                yield Row(
+                    fid,
+                    "file",
+                    "forgotten_files",
+                    0,
+                    Fate.FORGOTTEN,
+                    "R-FILE-1",
+                    ("attached to a summarized message (R-TREE-3)",),
+                    key=message_key(m.id, f":{fid}"),
+                )
             else:
                 yield Row(fid, "file", None, 0, Fate.SUMMARIZED, "R-TREE-3", key=message_key(m.id, f":{fid}"))
     for w in a.converted.history:
@@ -49,9 +65,16 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
     produced = {w.source_id for w in a.converted.history}
     for m in a.branch.live:
         if m.id not in produced and m is not a.branch.last_user:
-            yield Row(m.id, str(m.role), None, 0, Fate.FIXUP, "R-CONV-2",
-                      ("empty assistant message omitted: providers reject it",),
-                      key=message_key(m.id))
+            yield Row(
+                m.id,
+                str(m.role),
+                None,
+                0,
+                Fate.FIXUP,
+                "R-CONV-2",
+                ("empty assistant message omitted: providers reject it",),
+                key=message_key(m.id),
+            )
     for name in ("custom_agent",):
         for w in a.segments[name]:
             yield _generated(a, w, name)
@@ -62,8 +85,16 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
         if f.kind is FileKind.IMAGE and a.project.fits:
             continue  # listed with the last user message, where it travels
         tokens = f.tokens if f.tokens is not None else 0
-        yield Row(f.id, "file", segment if fate is not Fate.SEARCH_FILTER else None, tokens,
-                  fate, rule, ("project file",), key=f"project:{f.id}")
+        yield Row(
+            f.id,
+            "file",
+            segment if fate is not Fate.SEARCH_FILTER else None,
+            tokens,
+            fate,
+            rule,
+            ("project file",),
+            key=f"project:{f.id}",
+        )
     if a.project.read_file_list:
         yield _generated(a, a.project.read_file_list, "project_read_file", "project_files")
     for w in a.segments["forgotten_files"]:
@@ -75,8 +106,16 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
     for w in a.segments["reminder"]:
         yield _generated(a, w, "reminder")
     for m in a.branch.after_last_user:
-        yield Row(m.id, str(m.role), None, _stored_tokens(a, m.text, m.tokens),
-                  Fate.AFTER_LAST_USER, "R-TURN-1", key=message_key(m.id), text=m.text)
+        yield Row(
+            m.id,
+            str(m.role),
+            None,
+            _stored_tokens(a, m.text, m.tokens),
+            Fate.AFTER_LAST_USER,
+            "R-TURN-1",
+            key=message_key(m.id),
+            text=m.text,
+        )
     yield from (r for r in payload.prepared.rows if not r.key or r.key == "image_drop_notice")
 
 
@@ -85,23 +124,49 @@ def _stored_tokens(a: Assembly, text: str, tokens: int | None) -> int:
 
 
 def _generated(a: Assembly, w: Working, name: str, segment: str | None = None) -> Row:
-    return Row(None, str(w.kind), segment or name, a.meter.of(w), Fate.GENERATED,
-               GENERATED_RULES[name], w.notes, key=w.key, text=w.text)
+    return Row(
+        None,
+        str(w.kind),
+        segment or name,
+        a.meter.of(w),
+        Fate.GENERATED,
+        GENERATED_RULES[name],
+        w.notes,
+        key=w.key,
+        text=w.text,
+    )
 
 
 def _row(a: Assembly, w: Working, ident: str | None, kind: str) -> Row:
     fated = a.fates.get(w.key) or Fated(Fate.KEPT, "R-ASM-4", "history")
-    return Row(ident, kind, fated.segment, a.meter.of(w), fated.fate, fated.rule,
-               tuple(n for n in fated.notes), key=w.key, text=w.text)
+    return Row(
+        ident,
+        kind,
+        fated.segment,
+        a.meter.of(w),
+        fated.fate,
+        fated.rule,
+        tuple(n for n in fated.notes),
+        key=w.key,
+        text=w.text,
+    )
 
 
-def _history_row(a: Assembly, w: Working, forgotten: set[str],
-                 image_rows: dict[str, Row]) -> Iterator[Row]:
+def _history_row(a: Assembly, w: Working, forgotten: set[str], image_rows: dict[str, Row]) -> Iterator[Row]:
     if w.origin == "file":
         row = _row(a, w, w.file_id, "file")
         if w.file_id in forgotten and row.segment is None:
-            row = Row(row.id, row.kind, "forgotten_files", row.tokens, Fate.FORGOTTEN, "R-FILE-1",
-                      row.notes + (f"{row.fate} ({row.rule})",), key=row.key, text=row.text)
+            row = Row(
+                row.id,
+                row.kind,
+                "forgotten_files",
+                row.tokens,
+                Fate.FORGOTTEN,
+                "R-FILE-1",
+                row.notes + (f"{row.fate} ({row.rule})",),
+                key=row.key,
+                text=row.text,
+            )
         yield row
         return
     kind = "summary" if w.origin == "summary" else str(w.kind)
@@ -112,15 +177,40 @@ def _history_row(a: Assembly, w: Working, forgotten: set[str],
         if key in image_rows:
             yield image_rows[key]
         elif not img.project:
-            yield Row(img.file_id, "file", None, a.meter.image(img), row.fate, row.rule,
-                      ("image on a message left out",), key=key)
+            yield Row(
+                img.file_id,
+                "file",
+                None,
+                a.meter.image(img),
+                row.fate,
+                row.rule,
+                ("image on a message left out",),
+                key=key,
+            )
 
 
 def table(rows: list[Row]) -> str:
     from tabulate import tabulate
 
-    body = [[r.id if r.id is not None else "-", r.kind, r.segment or "-", f"{r.tokens:,}",
-             str(r.fate), r.rule, "; ".join(r.notes)] for r in rows]
-    return tabulate(body, headers=["id", "kind", "segment", "tokens", "fate", "rule", "notes"],
-                    tablefmt="simple", disable_numparse=True,
-                    colalign=("left", "left", "left", "right", "left", "left", "left")) + "\n"
+    body = [
+        [
+            r.id if r.id is not None else "-",
+            r.kind,
+            r.segment or "-",
+            f"{r.tokens:,}",
+            str(r.fate),
+            r.rule,
+            "; ".join(r.notes),
+        ]
+        for r in rows
+    ]
+    return (
+        tabulate(
+            body,
+            headers=["id", "kind", "segment", "tokens", "fate", "rule", "notes"],
+            tablefmt="simple",
+            disable_numparse=True,
+            colalign=("left", "left", "left", "right", "left", "left", "left"),
+        )
+        + "\n"
+    )

@@ -6,15 +6,17 @@ then its text (images shortened unless raw).
 
 from __future__ import annotations
 
-from ..output import short_image
-from ..pipeline import Result
+from ctxkit.assembly.pipeline import Result
+from ctxkit.output import short_image
 
 
 def render(result: Result, *, raw: bool = False) -> str:
     a, prepared = result.assembly, result.payload.prepared
     fates = a.fates
-    out = [f"# {a.eff.fixture.name or a.eff.fixture.source} — {result.payload.provider} "
-           f"{a.eff.model}, {len(prepared.messages)} messages"]
+    out = [
+        f"# {a.eff.fixture.name or a.eff.fixture.source} — {result.payload.provider} "
+        f"{a.eff.model}, {len(prepared.messages)} messages"
+    ]
     for n, m in enumerate(prepared.messages):
         working = next((w for w in a.messages if w.key == m.key), None)
         tokens = a.meter.of(working) if working else a.meter.text(m.text)

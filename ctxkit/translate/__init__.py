@@ -11,8 +11,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..assemble import Assembly
-from .common import Prepared, prepare
+from ctxkit.assembly.assemble import Assembly
+from ctxkit.translate.common import Prepared, prepare
 
 MODULES = {
     "openai": "openai",

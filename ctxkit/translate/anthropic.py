@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..assemble import Assembly
-from .common import Prepared, WireMessage, definitions, object_args, report_wrapped
+from ctxkit.assembly.assemble import Assembly
+from ctxkit.translate.common import Prepared, WireMessage, definitions, object_args, report_wrapped
 
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 _ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -101,8 +101,7 @@ class _Builder:
             self.system.extend(_text_blocks(m, i))
             return
         if m.role == "tool":
-            block: dict[str, Any] = {"type": "tool_result",
-                                     "tool_use_id": self.ids.result(m.tool_call_id or "")}
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.ids.result(m.tool_call_id or "")}
             if m.text.strip():
                 block["content"] = m.text
             self._append("user", [_Block(block, i)])
@@ -114,11 +113,12 @@ class _Builder:
                 self.wrapped.append(c.id)
             if c.name not in self.called:
                 self.called.append(c.name)
-            blocks.append(_Block({"type": "tool_use", "id": self.ids.call(c.id), "name": c.name,
-                                  "input": args}, i))
+            blocks.append(_Block({"type": "tool_use", "id": self.ids.call(c.id), "name": c.name, "input": args}, i))
         if not blocks:
-            self.prepared.fixup(f"anthropic: message {m.key!r} has no non-empty text, image or "
-                                "tool block and is left out", rule="R-TR-3")
+            self.prepared.fixup(
+                f"anthropic: message {m.key!r} has no non-empty text, image or tool block and is left out",
+                rule="R-TR-3",
+            )
             return
         self._append("assistant" if m.role == "assistant" else "user", blocks)
 
@@ -132,11 +132,13 @@ class _Builder:
             if turn.role == "user":
                 self._results_first(turn)
         if not self.turns or self.turns[0].role != "user":
-            self.turns.insert(0, _Turn("user", [_Block({"type": "text",
-                                                        "text": LEADING_USER_TEXT}, -1)]))
-            self.prepared.fixup(f"anthropic: the history starts with an assistant message; a "
-                                f"user message {LEADING_USER_TEXT!r} is inserted before it "
-                                "(the first message must be a user message)", rule="R-TR-3")
+            self.turns.insert(0, _Turn("user", [_Block({"type": "text", "text": LEADING_USER_TEXT}, -1)]))
+            self.prepared.fixup(
+                f"anthropic: the history starts with an assistant message; a "
+                f"user message {LEADING_USER_TEXT!r} is inserted before it "
+                "(the first message must be a user message)",
+                rule="R-TR-3",
+            )
         self._report_ids()
 
     def _results_first(self, turn: _Turn) -> None:
@@ -144,18 +146,23 @@ class _Builder:
         others = [b for b in turn.blocks if b.body["type"] != "tool_result"]
         if results + others != turn.blocks:
             turn.blocks = results + others
-            self.prepared.fixup("anthropic: tool_result blocks are moved before the other "
-                                "content of their user message", rule="R-TR-3")
+            self.prepared.fixup(
+                "anthropic: tool_result blocks are moved before the other content of their user message", rule="R-TR-3"
+            )
 
     def _report_ids(self) -> None:
         if self.ids.renamed:
             shown = ", ".join(f"{o!r} → {s!r}" for o, s in self.ids.renamed)
-            self.prepared.fixup(f"anthropic: tool call id(s) changed to match "
-                                f"{ID_PATTERN.pattern}: {shown}", rule="R-TR-3")
+            self.prepared.fixup(
+                f"anthropic: tool call id(s) changed to match {ID_PATTERN.pattern}: {shown}", rule="R-TR-3"
+            )
         if self.ids.repeated:
-            self.prepared.fixup(f"anthropic: {self.ids.repeated} repeated tool call id(s) get "
-                                "a numbered suffix (tool_use ids must be unique), their "
-                                "results follow them", rule="R-TR-3")
+            self.prepared.fixup(
+                f"anthropic: {self.ids.repeated} repeated tool call id(s) get "
+                "a numbered suffix (tool_use ids must be unique), their "
+                "results follow them",
+                rule="R-TR-3",
+            )
         report_wrapped(self.prepared, "anthropic", "input", self.wrapped, "R-TR-3")
 
     def mark_cache_prefix(self, prefix: int) -> None:
@@ -174,9 +181,11 @@ def tools(a: Assembly, called: list[str], prepared: Prepared) -> list[dict[str, 
     out = definitions(a, "input_schema", {"type": "object"})
     if out or not called:
         return out
-    prepared.fixup("anthropic: the history holds tool calls but the fixture defines no tools: "
-                   "declared minimally (name and an object input schema): "
-                   + ", ".join(called), rule="R-TR-3")
+    prepared.fixup(
+        "anthropic: the history holds tool calls but the fixture defines no tools: "
+        "declared minimally (name and an object input schema): " + ", ".join(called),
+        rule="R-TR-3",
+    )
     return [{"name": n, "input_schema": {"type": "object"}} for n in called]
 
 
@@ -189,8 +198,7 @@ def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
     body: dict[str, Any] = {"model": a.eff.model, "max_tokens": a.eff.max_output_tokens}
     if b.system:
         body["system"] = [blk.body for blk in b.system]
-    body["messages"] = [{"role": t.role, "content": [blk.body for blk in t.blocks]}
-                        for t in b.turns]
+    body["messages"] = [{"role": t.role, "content": [blk.body for blk in t.blocks]} for t in b.turns]
     defs = tools(a, b.called, prepared)
     if defs:
         body["tools"] = defs

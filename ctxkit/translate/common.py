@@ -11,10 +11,10 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..assemble import Assembly
-from ..images import sniff_mime
-from ..system import wrap_reminder
-from ..working import Call, Fate, Image, Kind, Row
+from ctxkit.assembly.assemble import Assembly
+from ctxkit.assembly.system import wrap_reminder
+from ctxkit.counting.images import sniff_mime
+from ctxkit.history.working import Call, Fate, Image, Kind, Row
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +80,15 @@ def object_args(args: Any) -> tuple[dict[str, Any], bool]:
     return {"value": args}, True
 
 
-def report_wrapped(prepared: Prepared, provider: str, field: str, call_ids: list[str],
-                   rule: str) -> None:
+def report_wrapped(prepared: Prepared, provider: str, field: str, call_ids: list[str], rule: str) -> None:
     """The fix-up line for calls whose arguments had to be wrapped by `object_args`."""
     if call_ids:
-        prepared.fixup(f"{provider}: the arguments of tool call(s) "
-                       + ", ".join(repr(i) for i in call_ids)
-                       + f' are not a JSON object: sent as {field} {{"value": ...}}', rule=rule)
+        prepared.fixup(
+            f"{provider}: the arguments of tool call(s) "
+            + ", ".join(repr(i) for i in call_ids)
+            + f' are not a JSON object: sent as {field} {{"value": ...}}',
+            rule=rule,
+        )
 
 
 def image_cap(a: Assembly) -> int | None:
@@ -118,35 +120,46 @@ def prepare(a: Assembly) -> Prepared:
             else:
                 parts.extend(_image_parts(a, ident, img, seg, out))
         role = "user" if w.kind in (Kind.USER, Kind.REMINDER) else str(w.kind)
-        out.messages.append(WireMessage(role, parts, w.key, w.tool_calls, w.tool_call_id,
-                                        w.cacheable and a.eff.settings.prompt_cache))
+        out.messages.append(
+            WireMessage(role, parts, w.key, w.tool_calls, w.tool_call_id, w.cacheable and a.eff.settings.prompt_cache)
+        )
     if dropped:
         notice = wrap_reminder(t.fill("image.drop_notice", count=dropped))
         out.messages.append(WireMessage("user", [Part(notice)], "image_drop_notice"))
-        out.rows.append(Row(None, "user", "reminder", a.meter.text(notice), Fate.GENERATED,
-                            "R-TR-6", (f"{dropped} image(s) dropped by the cap",),
-                            key="image_drop_notice"))
+        out.rows.append(
+            Row(
+                None,
+                "user",
+                "reminder",
+                a.meter.text(notice),
+                Fate.GENERATED,
+                "R-TR-6",
+                (f"{dropped} image(s) dropped by the cap",),
+                key="image_drop_notice",
+            )
+        )
     prefix = 0
-    while prefix < len(a.messages) and a.messages[prefix].cacheable \
-            and a.eff.settings.prompt_cache:
+    while prefix < len(a.messages) and a.messages[prefix].cacheable and a.eff.settings.prompt_cache:
         prefix += 1
     out.cache_prefix_messages = prefix
     out.cache_prefix_tokens = sum(a.meter.of(w) for w in a.messages[:prefix])
     return out
 
 
-def _image_parts(a: Assembly, ident: tuple[str, int], img: Image, seg: str,
-                 out: Prepared) -> list[Part]:
+def _image_parts(a: Assembly, ident: tuple[str, int], img: Image, seg: str, out: Prepared) -> list[Part]:
     label = Part(a.eff.templates.fill("image.label", id=img.file_id))
     if img.data is None:
-        out.warnings.append(f"image {img.file_id!r} has no bytes (budget-only): the payload "
-                            "carries only its label and is incomplete")
+        out.warnings.append(
+            f"image {img.file_id!r} has no bytes (budget-only): the payload carries only its label and is incomplete"
+        )
         out.rows.append(_image_row(a, ident, img, seg, Fate.KEPT, "R-CONV-1", "budget-only: label alone"))
         return [label]
     mime = sniff_mime(img.data)
     if mime is None:
-        note = (f"image {img.file_id!r} is not a PNG, JPEG, GIF or WebP: it and its label "
-                "are left out of the payload (its budget charge stays)")
+        note = (
+            f"image {img.file_id!r} is not a PNG, JPEG, GIF or WebP: it and its label "
+            "are left out of the payload (its budget charge stays)"
+        )
         out.warnings.append(note)
         out.rows.append(_image_row(a, ident, img, seg, Fate.FIXUP, "R-TR-1", note))
         return []
@@ -156,21 +169,26 @@ def _image_parts(a: Assembly, ident: tuple[str, int], img: Image, seg: str,
     return [label, part]
 
 
-def _image_row(a: Assembly, ident: tuple[str, int], img: Image, seg: str, fate: Fate,
-               rule: str, *notes: str) -> Row:
+def _image_row(a: Assembly, ident: tuple[str, int], img: Image, seg: str, fate: Fate, rule: str, *notes: str) -> Row:
     left_out = fate in (Fate.IMAGE_CAPPED, Fate.FIXUP)
     segment = None if left_out else ("project_files" if img.project else seg)
     if img.project and fate is Fate.KEPT:
         rule = "R-PROJ-2"
-    return Row(img.file_id, "file", segment, a.meter.image(img), fate, rule, tuple(notes),
-               key=f"{ident[0]}#img{ident[1]}")
+    return Row(
+        img.file_id, "file", segment, a.meter.image(img), fate, rule, tuple(notes), key=f"{ident[0]}#img{ident[1]}"
+    )
 
 
 def _allowed_images(a: Assembly) -> set[tuple[str, int]]:
     """R-TR-6: newest message first; within a message, in attachment order."""
     cap = image_cap(a)
-    every = [(w.key, n) for w in reversed(a.messages) if w.kind is Kind.USER
-             for n, img in enumerate(w.images) if not _unreadable(img)]
+    every = [
+        (w.key, n)
+        for w in reversed(a.messages)
+        if w.kind is Kind.USER
+        for n, img in enumerate(w.images)
+        if not _unreadable(img)
+    ]
     return set(every if cap is None else every[:cap])
 
 

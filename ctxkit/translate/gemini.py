@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..assemble import Assembly
-from .common import Prepared, WireMessage, definitions, object_args, report_wrapped
+from ctxkit.assembly.assemble import Assembly
+from ctxkit.translate.common import Prepared, WireMessage, definitions, object_args, report_wrapped
 
 
 def _parts(m: WireMessage) -> list[dict[str, Any]]:
@@ -87,19 +87,22 @@ class _Builder:
             self.prepared.fixup(
                 f"gemini: {calls} function call(s) and {responses} function response(s) before "
                 "the first user content are left out (a function-call turn must follow a user "
-                "or function-response turn)", rule="R-TR-4")
+                "or function-response turn)",
+                rule="R-TR-4",
+            )
         report_wrapped(self.prepared, "gemini", "args", self.wrapped, "R-TR-4")
 
 
-def function_declarations(a: Assembly, called: list[str],
-                          prepared: Prepared) -> list[dict[str, Any]]:
+def function_declarations(a: Assembly, called: list[str], prepared: Prepared) -> list[dict[str, Any]]:
     """R-TR-9 definitions, then each called tool without one, by name only."""
     out = definitions(a, "parameters")
     defined = {d["name"] for d in out}
     missing = [n for n in called if n not in defined]
     if missing:
-        prepared.fixup("gemini: tools called in the history without a definition are declared "
-                       "by name only: " + ", ".join(missing), rule="R-TR-4")
+        prepared.fixup(
+            "gemini: tools called in the history without a definition are declared by name only: " + ", ".join(missing),
+            rule="R-TR-4",
+        )
         out.extend({"name": n} for n in missing)
     return out
 

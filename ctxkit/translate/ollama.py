@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..assemble import Assembly
-from ..measure import dumps_args
-from .common import Prepared, WireMessage
-from .openai import tools as openai_tools
+from ctxkit.assembly.assemble import Assembly
+from ctxkit.counting.measure import dumps_args
+from ctxkit.translate.common import Prepared, WireMessage
+from ctxkit.translate.openai import tools as openai_tools
 
 
 def call_line(name: str, call_id: str, args: Any) -> str:

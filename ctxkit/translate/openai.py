@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..assemble import Assembly
-from ..measure import dumps_args
-from .common import Part, Prepared, WireMessage, definitions
+from ctxkit.assembly.assemble import Assembly
+from ctxkit.counting.measure import dumps_args
+from ctxkit.translate.common import Part, Prepared, WireMessage, definitions
 
 REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
 NO_SYSTEM_MESSAGE = frozenset({"o1-mini", "o1-preview"})
@@ -36,8 +36,7 @@ def content(m: WireMessage) -> str | list[dict[str, Any]]:
             if p.text:
                 parts.append({"type": "text", "text": p.text})
         else:
-            parts.append({"type": "image_url",
-                          "image_url": {"url": f"data:{p.mime};base64,{p.b64}"}})
+            parts.append({"type": "image_url", "image_url": {"url": f"data:{p.mime};base64,{p.b64}"}})
     return parts
 
 
@@ -48,8 +47,7 @@ def message(m: WireMessage) -> dict[str, Any]:
         out: dict[str, Any] = {"role": "assistant", "content": m.text or None}
         if m.tool_calls:
             out["tool_calls"] = [
-                {"id": c.id, "type": "function",
-                 "function": {"name": c.name, "arguments": dumps_args(c.args)}}
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": dumps_args(c.args)}}
                 for c in m.tool_calls
             ]
         return out
@@ -67,8 +65,10 @@ def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
             first.parts[0] = Part(MARKDOWN_PREFIX + first.parts[0].text)
         if _base_name(a.eff.model) in NO_SYSTEM_MESSAGE:
             first.role = "user"
-            prepared.fixup(f"model {a.eff.model!r} takes no system message: the system text "
-                           "is sent as the first user message", rule="R-TR-1")
+            prepared.fixup(
+                f"model {a.eff.model!r} takes no system message: the system text is sent as the first user message",
+                rule="R-TR-1",
+            )
     body: dict[str, Any] = {"model": a.eff.model, "messages": [message(m) for m in prepared.messages]}
     defs = tools(a)
     if defs:

@@ -20,17 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import Options
-from .domain import Fixture
-from .errors import ExitStatus, InputError, Problem, RuleError
-from .output import dumps, shorten_images
-from .pipeline import Result, run
+from ctxkit.assembly.pipeline import Result, run
+from ctxkit.errors import ExitStatus, InputError, Problem, RuleError
+from ctxkit.loading.config import Options
+from ctxkit.loading.domain import Fixture
+from ctxkit.output import dumps, shorten_images
 
 FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
 SNAPSHOTS_DIRNAME = "__snapshots__"  # skipped when folders are expanded (syrupy's name)
 DOCUMENT_KEYS = (frozenset({"payload", "budget"}), frozenset({"error"}))
-CLOCK_PROBLEM = ("the output depends on the clock and the fixture has no `now`: add "
-                 "`now:` so the snapshot is reproducible (R-SYS-2)")
+CLOCK_PROBLEM = (
+    "the output depends on the clock and the fixture has no `now`: add `now:` so the snapshot is reproducible (R-SYS-2)"
+)
 
 Loader = Callable[[str], Fixture]
 
@@ -101,8 +102,7 @@ class SnapshotReport:
 # --- naming and rendering ------------------------------------------------------
 
 
-def snapshot_name(fixture_path: str | Path, provider: str | None = None,
-                  max_input_tokens: int | None = None) -> str:
+def snapshot_name(fixture_path: str | Path, provider: str | None = None, max_input_tokens: int | None = None) -> str:
     """`plain_chat.json`, `plain_chat.anthropic.json`, `plain_chat.anthropic.max8000.json`."""
     parts = [Path(fixture_path).stem]
     if provider:
@@ -153,9 +153,12 @@ def is_snapshot_file(path: Path) -> bool:
 
 
 def unified_diff(stored: str, assembled: str, *, stored_label: str, assembled_label: str) -> str:
-    lines = difflib.unified_diff(stored.splitlines(keepends=True),
-                                 assembled.splitlines(keepends=True),
-                                 fromfile=stored_label, tofile=assembled_label)
+    lines = difflib.unified_diff(
+        stored.splitlines(keepends=True),
+        assembled.splitlines(keepends=True),
+        fromfile=stored_label,
+        tofile=assembled_label,
+    )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
@@ -209,13 +212,11 @@ def expand(paths: Iterable[str], *, exclude: Sequence[Path] = ()) -> list[str]:
     for given in paths:
         path = Path(given)
         if given == "-":
-            missing.append(Problem(given, "", "snapshots are named after fixture files: "
-                                   "stdin cannot be snapshotted"))
+            missing.append(Problem(given, "", "snapshots are named after fixture files: stdin cannot be snapshotted"))
         elif path.is_dir():
             under = _fixtures_under(path, skip)
             if not under:
-                missing.append(Problem(given, "", "no fixture files (*.yaml, *.yml, *.json) "
-                                       "in this folder"))
+                missing.append(Problem(given, "", "no fixture files (*.yaml, *.yml, *.json) in this folder"))
             found.extend(str(path / rel) for rel in under)
         elif path.is_file():
             found.append(given)
@@ -250,9 +251,15 @@ class _Job:
     text: str
 
 
-def check(paths: Iterable[str], snapshots_dir: str | Path, *, update: bool = False,
-          prune: bool = False, options_list: Sequence[Options] = (),
-          loader: Loader | None = None) -> SnapshotReport:
+def check(
+    paths: Iterable[str],
+    snapshots_dir: str | Path,
+    *,
+    update: bool = False,
+    prune: bool = False,
+    options_list: Sequence[Options] = (),
+    loader: Loader | None = None,
+) -> SnapshotReport:
     """Compare every fixture × option set with its stored snapshot; write with `update`.
 
     Every fixture is assembled before anything is written, so bad input (exit 2,
@@ -262,8 +269,9 @@ def check(paths: Iterable[str], snapshots_dir: str | Path, *, update: bool = Fal
     """
     folder = Path(snapshots_dir)
     fixtures = expand(paths, exclude=[folder])
-    jobs, warnings = _assemble_all(fixtures, list(dict.fromkeys(options_list)) or [Options()],
-                                   loader or _default_loader)
+    jobs, warnings = _assemble_all(
+        fixtures, list(dict.fromkeys(options_list)) or [Options()], loader or _default_loader
+    )
     outcomes = [_compare(folder, job, update) for job in jobs]
     if prune:
         produced = {job.name for job in jobs}
@@ -272,13 +280,14 @@ def check(paths: Iterable[str], snapshots_dir: str | Path, *, update: bool = Fal
 
 
 def _default_loader(path: str) -> Fixture:
-    from .load import load_fixture
+    from ctxkit.loading.read import load_fixture
 
     return load_fixture(path)
 
 
-def _assemble_all(fixtures: Sequence[str], options_list: Sequence[Options],
-                  loader: Loader) -> tuple[list[_Job], list[str]]:
+def _assemble_all(
+    fixtures: Sequence[str], options_list: Sequence[Options], loader: Loader
+) -> tuple[list[_Job], list[str]]:
     jobs: list[_Job] = []
     warnings: list[str] = []
     problems: list[Problem] = []
@@ -292,8 +301,9 @@ def _assemble_all(fixtures: Sequence[str], options_list: Sequence[Options],
         for options in options_list:
             name = options_name(path, options)
             if owners.setdefault(name, path) != path:
-                problems.append(Problem(path, "", f"produces the same snapshot name {name!r} "
-                                        f"as {owners[name]}; rename one of them"))
+                problems.append(
+                    Problem(path, "", f"produces the same snapshot name {name!r} as {owners[name]}; rename one of them")
+                )
                 continue
             try:
                 text, run_warnings = snapshot_text(fixture, options)
@@ -318,8 +328,9 @@ def _compare(folder: Path, job: _Job, update: bool) -> Outcome:
         return Outcome(shown, Status.WRITTEN, job.fixture, created=stored is None)
     if stored is None:
         return Outcome(shown, Status.MISSING, job.fixture)
-    diff = unified_diff(stored, job.text, stored_label=f"{shown} (stored)",
-                        assembled_label=f"{shown} (assembled from {job.fixture})")
+    diff = unified_diff(
+        stored, job.text, stored_label=f"{shown} (stored)", assembled_label=f"{shown} (assembled from {job.fixture})"
+    )
     return Outcome(shown, Status.FAILED, job.fixture, diff=diff)
 
 

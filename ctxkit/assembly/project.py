@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .config import Effective
-from .convert import require_image_cost
-from .domain import FileKind, FileRecord
-from .measure import Meter
-from .templates import Templates
-from .working import Fate, Image, Kind, Working
+from ctxkit.counting.measure import Meter
+from ctxkit.history.convert import require_image_cost
+from ctxkit.history.working import Fate, Image, Kind, Working
+from ctxkit.loading.config import Effective
+from ctxkit.loading.domain import FileKind, FileRecord
+from ctxkit.loading.templates import Templates
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +47,9 @@ def read_file_list(entries: Sequence[tuple[FileRecord, bool]], t: Templates) -> 
 
 def documents_text(texts: Sequence[FileRecord], t: Templates) -> str:
     """R-PROJ-2: the preamble line, then the documents as 2-space-indented JSON."""
-    docs = {"documents": [
-        {"document": n, "title": f.name, "contents": f.text or ""}
-        for n, f in enumerate(texts, start=1)
-    ]}
+    docs = {
+        "documents": [{"document": n, "title": f.name, "contents": f.text or ""} for n, f in enumerate(texts, start=1)]
+    }
     return t.raw("documents_preamble") + "\n" + json.dumps(docs, indent=2, ensure_ascii=False)
 
 
@@ -71,8 +70,9 @@ def build(eff: Effective, meter: Meter, reserved: int) -> ProjectPart:
     images: tuple[Image, ...] = ()
     if fits:
         if texts:
-            documents = Working("project#documents", Kind.USER, documents_text(texts, eff.templates),
-                                total, origin="documents")
+            documents = Working(
+                "project#documents", Kind.USER, documents_text(texts, eff.templates), total, origin="documents"
+            )
         images = tuple(Image(f.id, f.data, f.tokens, project=True) for f in imgs)
         fates += [(f, Fate.KEPT, "R-PROJ-2", "project_files") for f in texts + imgs]
         cite = bool(texts)

@@ -41,7 +41,7 @@ def pointer(path: JsonPath) -> str:
 @functools.cache
 def load_schema() -> dict[str, Any]:
     """The fixture JSON Schema (draft 2020-12), parsed once. Do not mutate the result."""
-    text = (Path(__file__).parent / "data" / "fixture.schema.json").read_text("utf-8")
+    text = (Path(__file__).parents[1] / "data" / "fixture.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 
@@ -168,12 +168,27 @@ def _short(value: Any) -> str:
 # --- the compiled fast path ----------------------------------------------------------------
 
 Check = Callable[[Any], bool]
-_ANNOTATIONS = {"title", "description", "$comment", "errorMessage", "format", "$schema", "$id",
-                "$defs", "default", "examples"}  # fmt: skip
+_ANNOTATIONS = {
+    "title",
+    "description",
+    "$comment",
+    "errorMessage",
+    "format",
+    "$schema",
+    "$id",
+    "$defs",
+    "default",
+    "examples",
+}
 _PY_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "null": (type(None),), "object": (dict,), "array": (list,),
-}  # fmt: skip
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "object": (dict,),
+    "array": (list,),
+}
 _NUMBERS = (int, float)
 
 
@@ -338,7 +353,16 @@ def _if(schema: Any, defs: Mapping[str, Any]) -> Check:
 
 _OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties"})
 _KEYWORDS: dict[str, Callable[[Any, Mapping[str, Any]], Check]] = {
-    "$ref": _ref, "type": _type, "enum": _enum, "const": _const, "minimum": _minimum,
-    "maximum": _maximum, "exclusiveMaximum": _exclusive_maximum, "items": _items,
-    "anyOf": _any_of, "allOf": _all_of, "not": _not, "if": _if,
-}  # fmt: skip
+    "$ref": _ref,
+    "type": _type,
+    "enum": _enum,
+    "const": _const,
+    "minimum": _minimum,
+    "maximum": _maximum,
+    "exclusiveMaximum": _exclusive_maximum,
+    "items": _items,
+    "anyOf": _any_of,
+    "allOf": _all_of,
+    "not": _not,
+    "if": _if,
+}

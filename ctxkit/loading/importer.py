@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import models
-from .errors import InputError
+from ctxkit.errors import InputError
+from ctxkit.loading import models
 
 DEFAULT_MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5"}
 
@@ -85,9 +85,14 @@ def openai_events(messages: list[Any]) -> tuple[str | None, list[Event]]:
         elif role == "user":
             events.append(Event("user", text, images=images))
         elif role == "assistant":
-            calls = [{"id": str(c.get("id", "")), "name": c.get("function", {}).get("name", ""),
-                      "args": _args(c.get("function", {}).get("arguments", "{}"))}
-                     for c in m.get("tool_calls") or []]
+            calls = [
+                {
+                    "id": str(c.get("id", "")),
+                    "name": c.get("function", {}).get("name", ""),
+                    "args": _args(c.get("function", {}).get("arguments", "{}")),
+                }
+                for c in m.get("tool_calls") or []
+            ]
             events.append(Event("assistant", text, calls))
         elif role == "tool":
             events.append(Event("tool", text, call_id=str(m.get("tool_call_id", ""))))
@@ -104,10 +109,12 @@ def anthropic_events(messages: list[Any]) -> list[Event]:
         content = m.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         if m["role"] == "assistant":
-            calls = [{"id": str(b.get("id")), "name": b.get("name", ""), "args": b.get("input", {})}
-                     for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
-            text, _ = _text_of([b for b in blocks if isinstance(b, dict)
-                                and b.get("type") == "text"])
+            calls = [
+                {"id": str(b.get("id")), "name": b.get("name", ""), "args": b.get("input", {})}
+                for b in blocks
+                if isinstance(b, dict) and b.get("type") == "tool_use"
+            ]
+            text, _ = _text_of([b for b in blocks if isinstance(b, dict) and b.get("type") == "text"])
             events.append(Event("assistant", text, calls))
             continue
         rest = []
@@ -123,8 +130,7 @@ def anthropic_events(messages: list[Any]) -> list[Event]:
     return events
 
 
-def build(doc: Any, dialect: str, *, model: str | None = None,
-          max_input_tokens: int | None = None) -> Imported:
+def build(doc: Any, dialect: str, *, model: str | None = None, max_input_tokens: int | None = None) -> Imported:
     body = {"messages": doc} if isinstance(doc, list) else doc
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         raise InputError("expected a request body with `messages`, or a message list")
@@ -138,11 +144,9 @@ def build(doc: Any, dialect: str, *, model: str | None = None,
     comment = None
     if not name:
         name = DEFAULT_MODELS[dialect]
-        comment = (f"# model: the log names no model; {name} is ctxkit's default for "
-                   f"{dialect} (pass --model to choose)")
+        comment = f"# model: the log names no model; {name} is ctxkit's default for {dialect} (pass --model to choose)"
     if max_input_tokens is None and models.lookup(provider, str(name)) is None:
-        raise InputError(f"model {name!r} is not in the built-in model table: "
-                         "pass --max-input-tokens")
+        raise InputError(f"model {name!r} is not in the built-in model table: pass --max-input-tokens")
     warnings: list[str] = []
     files: list[dict[str, Any]] = []
     messages, in_flight = _stored(events, files, warnings)
@@ -173,8 +177,9 @@ def _tool(t: dict[str, Any], dialect: str) -> dict[str, Any]:
     return out
 
 
-def _stored(events: list[Event], files: list[dict[str, Any]],
-            warnings: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _stored(
+    events: list[Event], files: list[dict[str, Any]], warnings: list[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     last_user = max((i for i, e in enumerate(events) if e.role == "user"), default=None)
     if last_user is None:
         raise InputError("the log has no user message: there is nothing to answer")
@@ -201,18 +206,23 @@ def _stored(events: list[Event], files: list[dict[str, Any]],
             messages.append(_user(e, len(messages) + 1, files))
         elif e.role == "assistant" and not e.calls:
             if pending is None:
-                messages.append({"id": f"m{len(messages) + 1}", "role": "assistant",
-                                 "text": e.text})
+                messages.append({"id": f"m{len(messages) + 1}", "role": "assistant", "text": e.text})
             else:
                 close(e.text)
         elif e.role == "assistant":
             if pending is None:
-                pending = {"id": f"m{len(messages) + 1}", "role": "assistant", "text": "",
-                           "tool_calls": [], "side": [], "turn": 0}
+                pending = {
+                    "id": f"m{len(messages) + 1}",
+                    "role": "assistant",
+                    "text": "",
+                    "tool_calls": [],
+                    "side": [],
+                    "turn": 0,
+                }
             turn = pending.pop("turn")
             pending["tool_calls"] += [
-                {"id": c["id"], "name": c["name"], "args": c["args"], "turn": turn}
-                for c in e.calls]
+                {"id": c["id"], "name": c["name"], "args": c["args"], "turn": turn} for c in e.calls
+            ]
             pending["turn"] = turn + 1
             if e.text:
                 pending["side"].append(e.text)
@@ -227,9 +237,11 @@ def _stored(events: list[Event], files: list[dict[str, Any]],
             if c["turn"] == 0:
                 del c["turn"]
     if dropped_texts:
-        warnings.append(f"{dropped_texts} assistant text(s) written beside tool calls were "
-                        "left out: a later answer in the same run is the stored text")
-    return messages, _in_flight(events[last_user + 1:], warnings)
+        warnings.append(
+            f"{dropped_texts} assistant text(s) written beside tool calls were "
+            "left out: a later answer in the same run is the stored text"
+        )
+    return messages, _in_flight(events[last_user + 1 :], warnings)
 
 
 def _user(e: Event, n: int, files: list[dict[str, Any]]) -> dict[str, Any]:
@@ -266,22 +278,22 @@ def _in_flight(events: list[Event], warnings: list[str]) -> list[dict[str, Any]]
         if e.role == "assistant":
             calls = [c for c in e.calls if c["id"] in answered]
             if len(calls) < len(e.calls):
-                warnings.append(f"{len(e.calls) - len(calls)} in-flight tool call(s) without "
-                                "a result were left out (a model is never called with one)")
+                warnings.append(
+                    f"{len(e.calls) - len(calls)} in-flight tool call(s) without "
+                    "a result were left out (a model is never called with one)"
+                )
             if not calls and not e.text:
                 continue
             m: dict[str, Any] = {"role": "assistant"}
             if e.text:
                 m["text"] = e.text
             if calls:
-                m["tool_calls"] = [{"id": c["id"], "name": c["name"], "args": c["args"]}
-                                   for c in calls]
+                m["tool_calls"] = [{"id": c["id"], "name": c["name"], "args": c["args"]} for c in calls]
                 announced.update(c["id"] for c in calls)
             out.append(m)
         elif e.role == "tool":
             if e.call_id not in announced:
-                warnings.append(f"an in-flight result for {e.call_id!r} answers no call: "
-                                "left out")
+                warnings.append(f"an in-flight result for {e.call_id!r} answers no call: left out")
                 continue
             out.append({"role": "tool", "tool_call_id": e.call_id, "text": e.text})
     return out

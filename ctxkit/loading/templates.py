@@ -81,8 +81,7 @@ BUILTIN: dict[str, tuple[str, tuple[str, ...]]] = {
         (),
     ),
     "reminder.last_cycle": (
-        "This is your last chance to call tools in this turn: answer with what you "
-        "have now.",
+        "This is your last chance to call tools in this turn: answer with what you have now.",
         (),
     ),
     "reminder.open_url": (
@@ -96,8 +95,7 @@ BUILTIN: dict[str, tuple[str, tuple[str, ...]]] = {
         (),
     ),
     "reminder.generated_files": (
-        "Files were generated in this turn. Mention them by name so the user can "
-        "find them.",
+        "Files were generated in this turn. Mention them by name so the user can find them.",
         (),
     ),
     "file.text": ("File: {name}\n{content}\nEnd of File", ("name", "content")),
@@ -130,8 +128,7 @@ BUILTIN: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "image.label": ("[attached image \u2014 file_id: {id}]", ("id",)),
     "image.non_vision_marker": (
-        "[attached image \u2014 file_id: {id} \u2014 not shown: the current model does "
-        "not support image input]",
+        "[attached image \u2014 file_id: {id} \u2014 not shown: the current model does not support image input]",
         ("id",),
     ),
     "image.drop_notice": (
@@ -152,8 +149,7 @@ BUILTIN: dict[str, tuple[str, tuple[str, ...]]] = {
         ("previous_summary",),
     ),
     "summary.cutoff_marker": (
-        "[End of the messages to summarize. The messages below are recent context "
-        "only; do not summarize them.]",
+        "[End of the messages to summarize. The messages below are recent context only; do not summarize them.]",
         (),
     ),
     "summary.instruction": (
@@ -161,8 +157,7 @@ BUILTIN: dict[str, tuple[str, tuple[str, ...]]] = {
         (),
     ),
     "summary.progressive_instruction": (
-        "Write one updated summary that combines the existing summary with the "
-        "messages above the end marker.",
+        "Write one updated summary that combines the existing summary with the messages above the end marker.",
         (),
     ),
     "summary.used_tools": ("[Used tools: {tools}]", ("tools",)),
@@ -177,9 +172,7 @@ def check_override(name: str, text: object) -> str | None:
         return f"template {name!r} must be a string"
     missing = [s for s in BUILTIN[name][1] if "{" + s + "}" not in text]
     if missing:
-        return f"template {name!r} is missing its slot(s) " + ", ".join(
-            "{" + s + "}" for s in missing
-        )
+        return f"template {name!r} is missing its slot(s) " + ", ".join("{" + s + "}" for s in missing)
     return None
 
 

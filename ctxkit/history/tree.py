@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .domain import Fixture, Role, StoredMessage
+from ctxkit.loading.domain import Fixture, Role, StoredMessage
 
 
 @dataclass(frozen=True, slots=True)

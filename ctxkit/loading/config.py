@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from . import models
-from .domain import Fixture, Provider, Settings
-from .errors import InputError, Problem
-from .templates import Templates, check_override
+from ctxkit.errors import InputError, Problem
+from ctxkit.loading import models
+from ctxkit.loading.domain import Fixture, Provider, Settings
+from ctxkit.loading.templates import Templates, check_override
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,20 +76,14 @@ def resolve(fixture: Fixture, options: Options | None = None) -> Effective:
         supports_images = defaults.supports_images
     max_output = fixture.model.max_output_tokens or defaults.max_output_tokens
     tokenizer = o.tokenizer or fixture.tokenizer or defaults.tokenizer
-    problems = [
-        Problem(o.templates_source, f"/{n}", msg)
-        for n, t in o.templates
-        if (msg := check_override(n, t))
-    ]
+    problems = [Problem(o.templates_source, f"/{n}", msg) for n, t in o.templates if (msg := check_override(n, t))]
     if problems:
         raise InputError(problems)
     leaf = o.leaf if o.leaf is not None else fixture.leaf
     if o.leaf is not None and not any(m.id == o.leaf for m in fixture.messages):
         raise InputError(Problem(fixture.source, "", f"--leaf {o.leaf!r}: no such message"))
     if o.leaf is not None and fixture.message(o.leaf).role == "summary":
-        raise InputError(
-            Problem(fixture.source, "", f"--leaf {o.leaf!r} is a summary node, not a message")
-        )
+        raise InputError(Problem(fixture.source, "", f"--leaf {o.leaf!r} is a summary node, not a message"))
     return Effective(
         fixture=fixture,
         provider=provider,

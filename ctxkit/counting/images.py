@@ -41,9 +41,7 @@ def sniff_mime(data: bytes) -> str | None:
 
 def image_size(data: bytes) -> tuple[int, int] | None:
     """(width, height) in pixels from the image's header, or None when it cannot tell."""
-    parser = {PNG: _png_size, JPEG: _jpeg_size, GIF: _gif_size, WEBP: _webp_size}.get(
-        sniff_mime(data) or ""
-    )
+    parser = {PNG: _png_size, JPEG: _jpeg_size, GIF: _gif_size, WEBP: _webp_size}.get(sniff_mime(data) or "")
     size = parser(data) if parser else None
     if size is None or size[0] <= 0 or size[1] <= 0:
         return None

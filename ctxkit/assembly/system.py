@@ -10,12 +10,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from .config import Effective
-from .domain import Fixture, UserInfo
-from .templates import Templates
+from ctxkit.loading.config import Effective
+from ctxkit.loading.domain import Fixture, UserInfo
+from ctxkit.loading.templates import Templates
 
 GUIDED_TOOLS = (
-    "internal_search", "web_search", "open_url", "python", "generate_image", "memory",
+    "internal_search",
+    "web_search",
+    "open_url",
+    "python",
+    "generate_image",
+    "memory",
 )
 SEARCH_TOOLS = frozenset({"internal_search", "web_search"})
 DATE_PLACEHOLDER = "{{CURRENT_DATETIME}}"
@@ -27,8 +32,20 @@ REMINDER_WRAP = "<system-reminder>\n{text}\n</system-reminder>"
 def format_date(now: datetime) -> str:
     """R-SYS-2: one fixed English format, e.g. `Saturday, March 14, 2026`."""
     days = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-    months = ("January", "February", "March", "April", "May", "June", "July", "August",
-              "September", "October", "November", "December")
+    months = (
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    )
     return f"{days[now.weekday()]}, {months[now.month - 1]} {now.day}, {now.year}"
 
 
@@ -83,8 +100,11 @@ def _user_section(info: UserInfo | None) -> str | None:
     if info is None:
         return None
     parts = []
-    basic = [f"{label}: {value}" for label, value in
-             (("Name", info.name), ("Email", info.email), ("Role", info.role)) if value]
+    basic = [
+        f"{label}: {value}"
+        for label, value in (("Name", info.name), ("Email", info.email), ("Role", info.role))
+        if value
+    ]
     if basic:
         parts.append("\n".join(basic))
     if info.organization:
@@ -115,8 +135,9 @@ def build(eff: Effective, *, citations: bool, tools: frozenset[str], date: str) 
     base = p.system if p.system is not None else t.raw("system_prompt")
     agent = p.custom_agent or None
     if agent and (p.replace_base_system_prompt or base == ""):
-        return SystemTexts(_dated(agent, t, date, citations, p.datetime_aware), None,
-                           DATE_PLACEHOLDER in agent or p.datetime_aware)
+        return SystemTexts(
+            _dated(agent, t, date, citations, p.datetime_aware), None, DATE_PLACEHOLDER in agent or p.datetime_aware
+        )
     if base == "":
         return SystemTexts(None, agent, False)
     text = _dated(base, t, date, citations, p.datetime_aware)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_TABLE_PATH = Path(__file__).parent / "data" / "models.json"
+_TABLE_PATH = Path(__file__).parents[1] / "data" / "models.json"
 _DATED = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8})$")
 
 
@@ -45,9 +45,7 @@ class ModelDefaults:
     tokenizer: str
 
 
-DEFAULTS_FOR_UNKNOWN = ModelDefaults(
-    supports_images=True, max_output_tokens=4096, tokenizer="cl100k_base"
-)
+DEFAULTS_FOR_UNKNOWN = ModelDefaults(supports_images=True, max_output_tokens=4096, tokenizer="cl100k_base")
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,13 +20,13 @@ from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
 from typing import Any, TypedDict
 
-from . import system as sysp
-from . import tree
-from .config import Effective
-from .domain import Fixture, Role, StoredMessage
-from .errors import InputError, Problem
-from .measure import Meter, dumps_args
-from .templates import Templates
+from ctxkit.assembly import system as sysp
+from ctxkit.counting.measure import Meter, dumps_args
+from ctxkit.errors import InputError, Problem
+from ctxkit.history import tree
+from ctxkit.loading.config import Effective
+from ctxkit.loading.domain import Fixture, Role, StoredMessage
+from ctxkit.loading.templates import Templates
 
 
 class RequestMessage(TypedDict):
@@ -88,9 +88,11 @@ def plan(eff: Effective) -> CompressionPlan:
     meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
     warnings: list[str] = []
     if eff.now is None:
-        warnings.append("no `now` in the fixture: the reserved tokens come from a system "
-                        "prompt dated by the real clock, so this output is not reproducible "
-                        "(R-SYS-2)")
+        warnings.append(
+            "no `now` in the fixture: the reserved tokens come from a system "
+            "prompt dated by the real clock, so this output is not reproducible "
+            "(R-SYS-2)"
+        )
     reserved = reserved_tokens(eff, meter)
     branch = tree.select(eff.fixture, eff.leaf)
     after = branch.after_cutoff
@@ -107,8 +109,7 @@ def plan(eff: Effective) -> CompressionPlan:
     if due:
         cut, note = split(considered, budget)
     else:
-        cut, note = 0, (f"not due: {history} history tokens are within the threshold of "
-                        f"{threshold} (R-CMP-1)")
+        cut, note = 0, (f"not due: {history} history tokens are within the threshold of {threshold} (R-CMP-1)")
     summarized = tuple(m for m, _ in considered[:cut])
     kept = tuple(m for m, _ in considered[cut:])
     last_user = next((m for m in reversed(branch.path) if m.role is Role.USER), None)
@@ -118,13 +119,26 @@ def plan(eff: Effective) -> CompressionPlan:
         request = build_request(eff.templates, summarized, kept, summary)
     marks = {m.id: Mark.SUMMARIZED for m in summarized} | {m.id: Mark.KEPT for m in kept}
     rows = tuple(SplitRow(m, Mark.ALREADY, None) for m in branch.summarized) + tuple(
-        SplitRow(m, marks.get(m.id, Mark.SKIPPED), c) for m, c in zip(after, costs, strict=True))
+        SplitRow(m, marks.get(m.id, Mark.SKIPPED), c) for m, c in zip(after, costs, strict=True)
+    )
     return CompressionPlan(
-        eff=eff, branch=branch, should_compress=due, history_tokens=history,
-        summary_tokens=summary_tokens, reserved_tokens=reserved, available_tokens=available,
-        threshold=threshold, tokens_for_recent=budget, rows=rows, summarized=summarized,
-        kept=kept, summary_parent=parent, summarizes_through=through, request=request,
-        note=note, warnings=tuple(warnings),
+        eff=eff,
+        branch=branch,
+        should_compress=due,
+        history_tokens=history,
+        summary_tokens=summary_tokens,
+        reserved_tokens=reserved,
+        available_tokens=available,
+        threshold=threshold,
+        tokens_for_recent=budget,
+        rows=rows,
+        summarized=summarized,
+        kept=kept,
+        summary_parent=parent,
+        summarizes_through=through,
+        request=request,
+        note=note,
+        warnings=tuple(warnings),
     )
 
 
@@ -145,8 +159,7 @@ def split(considered: list[tuple[StoredMessage, int]], budget: int) -> tuple[int
     """R-CMP-3: index of the first kept message among the considered ones, and a note."""
     n = len(considered)
     if not any(m.role is Role.USER for m, _ in considered):
-        return 0, ("nothing to compress: no user message with text after the summary's "
-                   "cutoff (R-CMP-3)")
+        return 0, ("nothing to compress: no user message with text after the summary's cutoff (R-CMP-3)")
     start, used = n - 1, considered[-1][1]  # the newest is always kept
     for i in range(n - 2, -1, -1):
         if used + considered[i][1] > budget:
@@ -158,16 +171,15 @@ def split(considered: list[tuple[StoredMessage, int]], budget: int) -> tuple[int
     note = None
     if start == n:
         start = max(i for i, (m, _) in enumerate(considered) if m.role is Role.USER)
-        note = ("the recent budget holds no user message: keeping the last user message "
-                "and what follows it (R-CMP-3)")
+        note = "the recent budget holds no user message: keeping the last user message and what follows it (R-CMP-3)"
     if start == 0:
         note = "nothing to summarize: every considered message is kept (R-CMP-3)"
     return start, note
 
 
-def build_request(t: Templates, summarized: tuple[StoredMessage, ...],
-                  kept: tuple[StoredMessage, ...],
-                  previous: StoredMessage | None) -> tuple[RequestMessage, ...]:
+def build_request(
+    t: Templates, summarized: tuple[StoredMessage, ...], kept: tuple[StoredMessage, ...], previous: StoredMessage | None
+) -> tuple[RequestMessage, ...]:
     """R-CMP-4: system, summarized messages, cutoff marker, recent context, instruction."""
     system = t.raw("summary.system")
     if previous is not None:
@@ -187,8 +199,7 @@ def request_message(m: StoredMessage, t: Templates) -> RequestMessage:
     if m.role is Role.USER or not m.tool_calls:
         return RequestMessage(role=str(m.role), content=m.text)
     names = ", ".join(dict.fromkeys(c.name for c in m.tool_calls))  # unique, in call order
-    return RequestMessage(role="assistant",
-                          content=t.fill("summary.used_tools", tools=names) + "\n" + m.text)
+    return RequestMessage(role="assistant", content=t.fill("summary.used_tools", tools=names) + "\n" + m.text)
 
 
 def report(p: CompressionPlan) -> dict[str, Any]:
@@ -226,27 +237,42 @@ def provider_body(p: CompressionPlan) -> tuple[dict[str, Any], list[str]] | None
     """
     if p.request is None:
         return None
-    from .assemble import Assembly
-    from .convert import Converted
-    from .project import ProjectPart
-    from .translate import translate
-    from .working import Kind, Record, Working
+    from ctxkit.assembly.assemble import Assembly
+    from ctxkit.assembly.project import ProjectPart
+    from ctxkit.history.convert import Converted
+    from ctxkit.history.working import Kind, Record, Working
+    from ctxkit.translate import translate
 
     eff = replace(p.eff, fixture=replace(p.eff.fixture, tools=()), tool_names=frozenset())
     meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
     kinds = {"system": Kind.SYSTEM, "user": Kind.USER, "assistant": Kind.ASSISTANT}
-    messages = [Working(f"summary_request#{n}", kinds[m["role"]], m["content"], None)
-                for n, m in enumerate(p.request)]
+    messages = [Working(f"summary_request#{n}", kinds[m["role"]], m["content"], None) for n, m in enumerate(p.request)]
     nothing = ProjectPart(None, None, (), (), True, 0, Decimal(0), False)
-    assembly = Assembly(eff, meter, p.branch, Converted((), None, (), (), ()), messages, {}, {},
-                        0, p.available_tokens, p.reserved_tokens, nothing, [], [], 0, False,
-                        Record())
+    assembly = Assembly(
+        eff,
+        meter,
+        p.branch,
+        Converted((), None, (), (), ()),
+        messages,
+        {},
+        {},
+        0,
+        p.available_tokens,
+        p.reserved_tokens,
+        nothing,
+        [],
+        [],
+        0,
+        False,
+        Record(),
+    )
     payload = translate(assembly)
     return payload.body, list(payload.prepared.warnings)
 
 
-def write_back(fixture: Fixture, p: CompressionPlan, summary_text: str, out_path: str | Path,
-               *, force: bool = False) -> tuple[str, list[str]]:
+def write_back(
+    fixture: Fixture, p: CompressionPlan, summary_text: str, out_path: str | Path, *, force: bool = False
+) -> tuple[str, list[str]]:
     """R-CMP-5: write the fixture with the new summary node; returns (its id, warnings).
 
     The output is the parsed document plus the node (YAML, or JSON for a `.json`
@@ -268,17 +294,22 @@ def write_back(fixture: Fixture, p: CompressionPlan, summary_text: str, out_path
     while f"summary-{n}" in taken:
         n += 1
     new_id = f"summary-{n}"
-    doc.setdefault("messages", []).append({
-        "id": new_id, "role": "summary", "parent": p.summary_parent,
-        "summarizes_through": p.summarizes_through, "text": summary_text,
-    })
+    doc.setdefault("messages", []).append(
+        {
+            "id": new_id,
+            "role": "summary",
+            "parent": p.summary_parent,
+            "summarizes_through": p.summarizes_through,
+            "text": summary_text,
+        }
+    )
     out_dir = Path(os.path.realpath(out.parent))
     warnings = [_NO_COMMENTS.format(out=out)]
     if p.eff.leaf is not None and p.eff.leaf != fixture.leaf:
         doc["leaf"] = p.eff.leaf
         warnings.append(f"leaf set to {p.eff.leaf!r}, the branch that was compressed")
     warnings += _rebase_paths(doc, fixture.base_dir, out_dir)
-    from .output import dumps, dumps_yaml
+    from ctxkit.output import dumps, dumps_yaml
 
     text = dumps(doc) if out.suffix.lower() == ".json" else dumps_yaml(doc)
     try:
@@ -288,8 +319,9 @@ def write_back(fixture: Fixture, p: CompressionPlan, summary_text: str, out_path
     return new_id, warnings
 
 
-_NO_COMMENTS = ("YAML comments and formatting of the input are not carried over to {out} "
-                "(it is written from the parsed document)")
+_NO_COMMENTS = (
+    "YAML comments and formatting of the input are not carried over to {out} (it is written from the parsed document)"
+)
 
 
 def _exists(out: Path) -> InputError:
@@ -306,8 +338,10 @@ def _rebase_paths(doc: dict[str, Any], base: Path, out_dir: Path) -> list[str]:
             continue
         moved = Path(os.path.relpath(os.path.normpath(base / f["path"]), out_dir)).as_posix()
         if moved != f["path"] and moved.split("/")[0] == "..":
-            warnings.append(f"files[{n}].path is now {moved!r}, outside the output's folder: "
-                            "load the written fixture with --allow-outside-paths")
+            warnings.append(
+                f"files[{n}].path is now {moved!r}, outside the output's folder: "
+                "load the written fixture with --allow-outside-paths"
+            )
         f["path"] = moved
     return warnings
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import images as imagelib
-from .templates import Templates
-from .tokens import get_counter
-from .working import Call, Image, Working
+from ctxkit.counting import images as imagelib
+from ctxkit.counting.tokens import get_counter
+from ctxkit.history.working import Call, Image, Working
+from ctxkit.loading.templates import Templates
 
 UNREADABLE_IMAGE_TOKENS = 85  # base cost of one image when its size cannot be read
 
@@ -57,8 +57,7 @@ class Meter:
         cached = self._cache.get(w.key)
         if cached is not None:
             return cached
-        total = w.tokens if w.tokens is not None else self.text(
-            w.text if w.count_text is None else w.count_text)
+        total = w.tokens if w.tokens is not None else self.text(w.text if w.count_text is None else w.count_text)
         total += sum(self.image(i) for i in w.images if not i.project)
         total += sum(self.call(c) for c in w.tool_calls)
         self._cache[w.key] = total

@@ -16,14 +16,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from ctxkit import domain
 from ctxkit.errors import InputError
-from ctxkit.fixture_schema import JsonPath, pointer, problem, sort_key
+from ctxkit.loading import domain
+from ctxkit.loading.schema import JsonPath, pointer, problem, sort_key
 
 FloatTexts = dict[int, tuple[float, str]]  # id(float) -> (the float, its text as written)
 MAX_ARGS_DEPTH = 100  # deeper tool arguments could not be serialized safely later
-_DECIMAL_SETTINGS = ("safety_margin", "compression_trigger_ratio", "recent_messages_ratio",
-                     "project_files_max_ratio")  # fmt: skip
+_DECIMAL_SETTINGS = ("safety_margin", "compression_trigger_ratio", "recent_messages_ratio", "project_files_max_ratio")
 
 
 def build_fixture(
@@ -73,9 +72,7 @@ def build_fixture(
 # --- messages and the tree -----------------------------------------------------------------
 
 
-def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) -> tuple[
-    domain.StoredMessage, ...
-]:
+def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) -> tuple[domain.StoredMessage, ...]:
     """Stored messages with R-FIX-2 applied: a list without parents is a linear chain."""
     linear = not any("parent" in m for m in items if m["role"] != "summary")
     previous: str | None = None
@@ -94,30 +91,43 @@ def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) ->
             previous = message_id
         calls: tuple[domain.ToolCall, ...] = ()
         if "tool_calls" in m:
-            calls = tuple(_tool_call(c, ("messages", index, "tool_calls", i), found)
-                          for i, c in enumerate(m["tool_calls"]))  # fmt: skip
+            calls = tuple(
+                _tool_call(c, ("messages", index, "tool_calls", i), found) for i, c in enumerate(m["tool_calls"])
+            )
         through = m.get("summarizes_through")
-        built.append(domain.StoredMessage(
-            id=message_id, role=role, parent=parent, index=index, text=m.get("text", ""),
-            files=tuple(map(str, m["files"])) if "files" in m else (), tokens=m.get("tokens"),
-            tool_calls=calls, summarizes_through=None if through is None else str(through),
-        ))  # fmt: skip
+        built.append(
+            domain.StoredMessage(
+                id=message_id,
+                role=role,
+                parent=parent,
+                index=index,
+                text=m.get("text", ""),
+                files=tuple(map(str, m["files"])) if "files" in m else (),
+                tokens=m.get("tokens"),
+                tool_calls=calls,
+                summarizes_through=None if through is None else str(through),
+            )
+        )
     return tuple(built)
 
 
 _ROLES = {role.value: role for role in domain.Role}
 
 
-def _tool_call(call: dict[str, Any], at: JsonPath, found: list[tuple[JsonPath, str]]) -> (
-    domain.ToolCall
-):
+def _tool_call(call: dict[str, Any], at: JsonPath, found: list[tuple[JsonPath, str]]) -> domain.ToolCall:
     _check_depth(call["args"], (*at, "args"), found)
-    images = tuple(domain.GeneratedImage(str(g["file_id"]), g.get("revised_prompt"))
-                   for g in call.get("generated_images", ()))  # fmt: skip
+    images = tuple(
+        domain.GeneratedImage(str(g["file_id"]), g.get("revised_prompt")) for g in call.get("generated_images", ())
+    )
     return domain.ToolCall(
-        id=str(call["id"]), name=call["name"], args=call["args"], turn=call.get("turn", 0),
-        response=call.get("response"), tokens=call.get("tokens"), generated_images=images,
-    )  # fmt: skip
+        id=str(call["id"]),
+        name=call["name"],
+        args=call["args"],
+        turn=call.get("turn", 0),
+        response=call.get("response"),
+        tokens=call.get("tokens"),
+        generated_images=images,
+    )
 
 
 def _check_references(
@@ -144,8 +154,9 @@ def _check_references(
             if target is None:
                 found.append((("messages", m.index, "parent"), f"unknown message id {parent!r}"))
             elif parent in summaries:
-                found.append((("messages", m.index, "parent"),
-                              f"{parent!r} is a summary node, which cannot be a parent"))  # fmt: skip
+                found.append(
+                    (("messages", m.index, "parent"), f"{parent!r} is a summary node, which cannot be a parent")
+                )
             elif m.role is not domain.Role.SUMMARY and by_id[m.id] is m:
                 parents[m.id] = parent
                 backward = backward or target.index >= m.index
@@ -154,8 +165,7 @@ def _check_references(
                 if file_id not in file_ids:
                     found.append((("messages", m.index, "files", position), f"unknown file id {file_id!r}"))
         if m.summarizes_through is not None and m.summarizes_through not in by_id:
-            found.append((("messages", m.index, "summarizes_through"),
-                          f"unknown message id {m.summarizes_through!r}"))  # fmt: skip
+            found.append((("messages", m.index, "summarizes_through"), f"unknown message id {m.summarizes_through!r}"))
     for position, file_id in enumerate(doc.get("project_files", [])):
         if str(file_id) not in file_ids:
             found.append((("project_files", position), f"unknown file id {str(file_id)!r}"))
@@ -171,9 +181,9 @@ def _check_references(
         found.extend(_summary_ancestry(messages, parents, by_id))
 
 
-def _cycles(parents: Mapping[str, str | None], by_id: dict[str, domain.StoredMessage]) -> Iterator[
-    tuple[JsonPath, str]
-]:
+def _cycles(
+    parents: Mapping[str, str | None], by_id: dict[str, domain.StoredMessage]
+) -> Iterator[tuple[JsonPath, str]]:
     """Parent cycles, each reported once at its first message in file order (linear time)."""
     state: dict[str, int] = {}  # 1: on the current walk, 2: done
     for start in parents:
@@ -184,7 +194,7 @@ def _cycles(parents: Mapping[str, str | None], by_id: dict[str, domain.StoredMes
             walk.append(node)
             node = parents.get(node)
         if node is not None and state[node] == 1:
-            cycle = walk[walk.index(node):]
+            cycle = walk[walk.index(node) :]
             first = min(cycle, key=lambda mid: by_id[mid].index)
             at = cycle.index(first)
             names = " → ".join(repr(mid) for mid in [*cycle[at:], *cycle[:at], first])
@@ -229,9 +239,7 @@ def _summary_ancestry(
 # --- in flight, tools, files, settings -----------------------------------------------------
 
 
-def _in_flight(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) -> tuple[
-    domain.InFlightMessage, ...
-]:
+def _in_flight(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) -> tuple[domain.InFlightMessage, ...]:
     """R-FIX-1: every in-flight result answers an earlier call, and every call is answered."""
     pending: dict[str, JsonPath] = {}
     built = []
@@ -247,20 +255,25 @@ def _in_flight(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) -
             calls.append(domain.InFlightCall(call_id, call["name"], call["args"], call.get("tokens")))
         answers = m.get("tool_call_id")
         if answers is not None and pending.pop(str(answers), None) is None:
-            found.append((("in_flight", index, "tool_call_id"),
-                          f"no earlier unanswered call {str(answers)!r} in in_flight"))  # fmt: skip
-        built.append(domain.InFlightMessage(
-            role=m["role"], index=index, text=m.get("text", ""), tool_calls=tuple(calls),
-            tool_call_id=None if answers is None else str(answers), tokens=m.get("tokens"),
-        ))  # fmt: skip
+            found.append(
+                (("in_flight", index, "tool_call_id"), f"no earlier unanswered call {str(answers)!r} in in_flight")
+            )
+        built.append(
+            domain.InFlightMessage(
+                role=m["role"],
+                index=index,
+                text=m.get("text", ""),
+                tool_calls=tuple(calls),
+                tool_call_id=None if answers is None else str(answers),
+                tokens=m.get("tokens"),
+            )
+        )
     for call_id, at in pending.items():
         found.append((at, f"call {call_id!r} has no result in in_flight"))
     return tuple(built)
 
 
-def _tool(item: str | dict[str, Any], index: int, found: list[tuple[JsonPath, str]]) -> (
-    domain.ToolDef
-):
+def _tool(item: str | dict[str, Any], index: int, found: list[tuple[JsonPath, str]]) -> domain.ToolDef:
     if isinstance(item, str):
         return domain.ToolDef(name=item)
     if "parameters" in item:
@@ -271,8 +284,12 @@ def _tool(item: str | dict[str, Any], index: int, found: list[tuple[JsonPath, st
 def _check_depth(value: Any, at: JsonPath, found: list[tuple[JsonPath, str]]) -> None:
     level: list[Any] = [value]
     for _ in range(MAX_ARGS_DEPTH):
-        level = [child for item in level if isinstance(item, dict | list)
-                 for child in (item.values() if isinstance(item, dict) else item)]  # fmt: skip
+        level = [
+            child
+            for item in level
+            if isinstance(item, dict | list)
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
         if not level:
             return
     found.append((at, f"nested more than {MAX_ARGS_DEPTH} levels deep"))
@@ -308,20 +325,33 @@ def _files(
             elif content is not None:
                 data = content
         if f["kind"] == "image" and "data" not in f and "path" not in f and "tokens" not in f:
-            found.append((("files", index), "a budget-only image (no `data` or `path`) needs a "
-                          "stored `tokens` count (R-FIX-3)"))
+            found.append(
+                (("files", index), "a budget-only image (no `data` or `path`) needs a stored `tokens` count (R-FIX-3)")
+            )
         chars = f.get("chars", len(text) if text is not None else None)
-        built.append(domain.FileRecord(
-            id=file_id, name=f["name"], kind=domain.FileKind(f["kind"]), text=text, data=data,
-            tokens=f.get("tokens"), chars=chars, pointer=f"/files/{index}",
-        ))  # fmt: skip
+        built.append(
+            domain.FileRecord(
+                id=file_id,
+                name=f["name"],
+                kind=domain.FileKind(f["kind"]),
+                text=text,
+                data=data,
+                tokens=f.get("tokens"),
+                chars=chars,
+                pointer=f"/files/{index}",
+            )
+        )
     return tuple(built)
 
 
 def _read_file(
-    name: str, base_dir: Path, allow_outside: bool, max_size: int, at: JsonPath,
+    name: str,
+    base_dir: Path,
+    allow_outside: bool,
+    max_size: int,
+    at: JsonPath,
     found: list[tuple[JsonPath, str]],
-) -> bytes | None:  # fmt: skip
+) -> bytes | None:
     """R-FIX-4: paths resolve from the fixture's folder and stay inside it (after symlinks)."""
     if not name:
         found.append((at, "empty path"))
@@ -390,9 +420,9 @@ def template_problems(templates: dict[str, str], at: JsonPath) -> Iterable[tuple
     if not templates:
         return []
     try:
-        registry = importlib.import_module("ctxkit.templates")
+        registry = importlib.import_module("ctxkit.loading.templates")
     except ModuleNotFoundError as exc:
-        if exc.name != "ctxkit.templates":
+        if exc.name != "ctxkit.loading.templates":
             raise
         return []
     validate = getattr(registry, "validate_overrides", None)

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import collector
-from .assemble import Assembly, assemble
-from .config import Options, resolve
-from .domain import Fixture
-from .translate import Payload, translate
-from .working import Row
+from ctxkit.assembly import collector
+from ctxkit.assembly.assemble import Assembly, assemble
+from ctxkit.history.working import Row
+from ctxkit.loading.config import Options, resolve
+from ctxkit.loading.domain import Fixture
+from ctxkit.translate import Payload, translate
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,13 +27,13 @@ class Result:
         return list(self.assembly.record.warnings) + list(self.payload.prepared.warnings)
 
     def budget(self) -> dict[str, Any]:
-        from .reports import budget as budget_report
+        from ctxkit.reports import budget as budget_report
 
         with collector.paused():
             return budget_report.report(self.assembly, self.payload)
 
     def explain(self) -> list[Row]:
-        from .reports import explain as explain_report
+        from ctxkit.reports import explain as explain_report
 
         with collector.paused():
             return explain_report.rows(self.assembly, self.payload)

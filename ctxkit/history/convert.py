@@ -12,11 +12,11 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .domain import FileKind, FileRecord, Fixture, InFlightMessage, Role, StoredMessage
-from .errors import InputError, Problem
-from .templates import Templates
-from .tree import Branch
-from .working import Call, Image, Kind, Working, message_key
+from ctxkit.errors import InputError, Problem
+from ctxkit.history.tree import Branch
+from ctxkit.history.working import Call, Image, Kind, Working, message_key
+from ctxkit.loading.domain import FileKind, FileRecord, Fixture, InFlightMessage, Role, StoredMessage
+from ctxkit.loading.templates import Templates
 
 IMAGE_GENERATION_TOOL = "generate_image"
 
@@ -35,9 +35,7 @@ def convert(branch: Branch, fixture: Fixture, templates: Templates) -> Converted
     history: list[Working] = []
     if branch.summary is not None:
         s = branch.summary
-        history.append(
-            Working(message_key(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin="summary")
-        )
+        history.append(Working(message_key(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin="summary"))
     last_user = None
     for message in branch.live:
         produced = list(_message(message, files, fixture, templates))
@@ -47,12 +45,7 @@ def convert(branch: Branch, fixture: Fixture, templates: Templates) -> Converted
         else:
             history.extend(produced)
     in_turn = tuple(_in_flight(m) for m in fixture.in_flight)
-    summarized_files = tuple(
-        fid
-        for m in branch.summarized
-        for fid in m.files
-        if files[fid].kind is not FileKind.IMAGE
-    )
+    summarized_files = tuple(fid for m in branch.summarized for fid in m.files if files[fid].kind is not FileKind.IMAGE)
     seen: dict[str, None] = {}
     for m in branch.summarized + branch.live:
         for fid in m.files:
@@ -63,8 +56,11 @@ def convert(branch: Branch, fixture: Fixture, templates: Templates) -> Converted
 def require_image_cost(fixture: Fixture, f: FileRecord) -> None:
     """R-FIX-3: an image needs bytes to estimate from, or a stored count."""
     if f.data is None and f.tokens is None:
-        raise InputError(Problem(fixture.source, f.pointer or "/files",
-                                 f"image {f.id!r} has neither bytes nor a stored `tokens` count"))
+        raise InputError(
+            Problem(
+                fixture.source, f.pointer or "/files", f"image {f.id!r} has neither bytes nor a stored `tokens` count"
+            )
+        )
 
 
 def _unique(ids: tuple[str, ...]) -> tuple[str, ...]:
@@ -80,9 +76,7 @@ def _message(
         yield from _assistant(m, fixture, templates)
 
 
-def _user(
-    m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, templates: Templates
-) -> Iterator[Working]:
+def _user(m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, templates: Templates) -> Iterator[Working]:
     """R-CONV-1: pinned file messages first, then the message with its images."""
     images: list[Image] = []
     for k, fid in enumerate(m.files):
@@ -100,7 +94,13 @@ def _user(
         else:
             text = templates.fill("file.text", name=f.name, content=f.text)
             yield Working(
-                key, Kind.USER, text, f.tokens, source_id=m.id, file_id=f.id, origin="file",
+                key,
+                Kind.USER,
+                text,
+                f.tokens,
+                source_id=m.id,
+                file_id=f.id,
+                origin="file",
                 count_text=f.text,
             )
     yield Working(message_key(m.id), Kind.USER, m.text, m.tokens, source_id=m.id, images=tuple(images))
@@ -118,27 +118,53 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
         group = [(j, c) for j, c in enumerate(m.tool_calls) if c.turn == turn]
         calls = tuple(Call(c.id, c.name, c.args, c.tokens) for _, c in group)
         yield Working(
-            message_key(m.id, f"#calls{turn}"), Kind.ASSISTANT, "", 0, source_id=m.id,
-            tool_calls=calls, origin="tool_calls",
+            message_key(m.id, f"#calls{turn}"),
+            Kind.ASSISTANT,
+            "",
+            0,
+            source_id=m.id,
+            tool_calls=calls,
+            origin="tool_calls",
         )
         for j, c in group:
             key = message_key(m.id, f"#result{j}")
             if c.name == IMAGE_GENERATION_TOOL and c.generated_images:
                 replay = json.dumps(
-                    [{"file_id": g.file_id, "revised_prompt": g.revised_prompt}
-                     for g in c.generated_images],
+                    [{"file_id": g.file_id, "revised_prompt": g.revised_prompt} for g in c.generated_images],
                     ensure_ascii=False,
                 )
-                yield Working(key, Kind.TOOL, replay, None, source_id=m.id, tool_call_id=c.id,
-                              origin="tool_result", notes=("image-generation replay (R-CONV-3)",))
+                yield Working(
+                    key,
+                    Kind.TOOL,
+                    replay,
+                    None,
+                    source_id=m.id,
+                    tool_call_id=c.id,
+                    origin="tool_result",
+                    notes=("image-generation replay (R-CONV-3)",),
+                )
             elif c.name == IMAGE_GENERATION_TOOL and c.response:
-                yield Working(key, Kind.TOOL, c.response, None, source_id=m.id,
-                              tool_call_id=c.id, origin="tool_result",
-                              notes=("image-generation response replayed (R-CONV-3)",))
+                yield Working(
+                    key,
+                    Kind.TOOL,
+                    c.response,
+                    None,
+                    source_id=m.id,
+                    tool_call_id=c.id,
+                    origin="tool_result",
+                    notes=("image-generation response replayed (R-CONV-3)",),
+                )
             else:
-                yield Working(key, Kind.TOOL, placeholder, placeholder_tokens, source_id=m.id,
-                              tool_call_id=c.id, origin="tool_result",
-                              notes=("result replaced by the placeholder (R-CONV-3)",))
+                yield Working(
+                    key,
+                    Kind.TOOL,
+                    placeholder,
+                    placeholder_tokens,
+                    source_id=m.id,
+                    tool_call_id=c.id,
+                    origin="tool_result",
+                    notes=("result replaced by the placeholder (R-CONV-3)",),
+                )
     if m.text:
         origin = "answer" if m.tool_calls else "message"
         yield Working(message_key(m.id), Kind.ASSISTANT, m.text, m.tokens, source_id=m.id, origin=origin)
@@ -148,7 +174,6 @@ def _in_flight(m: InFlightMessage) -> Working:
     """R-CONV-4: this turn's own tool loop, in full."""
     key = f"in_flight#{m.index}"
     if m.role == "tool":
-        return Working(key, Kind.TOOL, m.text, m.tokens, tool_call_id=m.tool_call_id,
-                       origin="in_flight")
+        return Working(key, Kind.TOOL, m.text, m.tokens, tool_call_id=m.tool_call_id, origin="in_flight")
     calls = tuple(Call(c.id, c.name, c.args, c.tokens) for c in m.tool_calls)
     return Working(key, Kind.ASSISTANT, m.text, m.tokens, tool_calls=calls, origin="in_flight")

@@ -6,7 +6,7 @@ comparisons of `{"payload", "budget"}` as readable JSON files, a unified diff on
 mismatch; `pytest --snapshot-update` accepts changes, syrupy reports unused ones.
 
 pytest loads this module in every run, so it imports nothing heavy: the
-pipeline, syrupy's extension classes and `ctxkit.snapshot` load on first use.
+pipeline, syrupy's extension classes and `ctxkit.snapshots.store` load on first use.
 """
 
 from __future__ import annotations
@@ -26,10 +26,19 @@ _FIXTURE_DIRS = pytest.StashKey[tuple[Path, ...]]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ctxkit", "ctxkit golden snapshots")
-    group.addoption("--ctxkit-fixtures", action="append", default=[], metavar="DIR",
-                    help="Collect every ctxkit fixture file under DIR as a snapshot test.")
-    group.addoption("--ctxkit-snapshots", default=None, metavar="DIR",
-                    help="Where those snapshots live (default: DIR/__snapshots__).")
+    group.addoption(
+        "--ctxkit-fixtures",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="Collect every ctxkit fixture file under DIR as a snapshot test.",
+    )
+    group.addoption(
+        "--ctxkit-snapshots",
+        default=None,
+        metavar="DIR",
+        help="Where those snapshots live (default: DIR/__snapshots__).",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -51,8 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection and syrupy's own bookkeeping
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     dirs = config.stash.get(_FIXTURE_DIRS, ())
     if not dirs:
         return
@@ -67,19 +75,18 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         config.option.file_or_dir = [*config.option.file_or_dir, *map(str, stores)]
 
 
-def _fixture_items(session: pytest.Session, root: Path, store: Path,
-                   owners: dict[Path, Path]) -> Iterator[FixtureItem]:
-    from .snapshot import expand, snapshot_name
+def _fixture_items(session: pytest.Session, root: Path, store: Path, owners: dict[Path, Path]) -> Iterator[FixtureItem]:
+    from ctxkit.snapshots.store import expand, snapshot_name
 
     for text in expand([str(root)], exclude=[store]):
         path = Path(text)
         file = FixtureFile.from_parent(session, path=path)
         location = store / snapshot_name(path)
         clash = owners.setdefault(location, path)
-        item = FixtureItem.from_parent(file, name=path.stem, snapshot_path=location,
-                                       clash=None if clash == path else clash)
-        session.ihook.pytest_collectreport(
-            report=pytest.CollectReport(file.nodeid, "passed", None, [item]))
+        item = FixtureItem.from_parent(
+            file, name=path.stem, snapshot_path=location, clash=None if clash == path else clash
+        )
+        session.ihook.pytest_collectreport(report=pytest.CollectReport(file.nodeid, "passed", None, [item]))
         yield item
 
 
@@ -109,14 +116,19 @@ class FixtureItem(pytest.Item):
 
         if self.clash is not None:
             root = self.config.rootpath
-            pytest.fail(f"{_shown(self.path, root)} and {_shown(self.clash, root)} both need "
-                        f"the snapshot {self.snapshot_path.name}: rename one", pytrace=False)
+            pytest.fail(
+                f"{_shown(self.path, root)} and {_shown(self.clash, root)} both need "
+                f"the snapshot {self.snapshot_path.name}: rename one",
+                pytrace=False,
+            )
         opt = self.config.option
         assertion = SnapshotAssertion(
             session=self.config._syrupy,  # type: ignore[attr-defined]
             extension_class=_extension(EXTENSIONS[1]),
-            test_location=PyTestLocation(self), update_snapshots=opt.update_snapshots,
-            update_new_snapshots_only=opt.update_new_snapshots_only)
+            test_location=PyTestLocation(self),
+            update_snapshots=opt.update_snapshots,
+            update_new_snapshots_only=opt.update_new_snapshots_only,
+        )
         _compare(assertion, _assembled(self.path, {}), self.nodeid.partition("::")[0])
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -134,9 +146,8 @@ def ctxkit_snapshot(request: pytest.FixtureRequest, snapshot: Any) -> Callable[.
     assertion = snapshot.use_extension(_extension(EXTENSIONS[0]))
     root = request.config.rootpath
 
-    def check(fixture: str | Path, *, provider: str | None = None,
-              max_input_tokens: int | None = None) -> None:
-        from .snapshot import snapshot_name
+    def check(fixture: str | Path, *, provider: str | None = None, max_input_tokens: int | None = None) -> None:
+        from ctxkit.snapshots.store import snapshot_name
 
         path = Path(fixture) if Path(fixture).is_absolute() else root / fixture
         options = {"provider": provider, "max_input_tokens": max_input_tokens}
@@ -149,10 +160,10 @@ def ctxkit_snapshot(request: pytest.FixtureRequest, snapshot: Any) -> Callable[.
 
 def _assembled(path: Path, options: dict[str, Any]) -> str:
     """The snapshot text, or a test failure naming the bad input (never a traceback)."""
-    from .config import Options
-    from .errors import InputError
-    from .load import load_fixture
-    from .snapshot import snapshot_text
+    from ctxkit.errors import InputError
+    from ctxkit.loading.config import Options
+    from ctxkit.loading.read import load_fixture
+    from ctxkit.snapshots.store import snapshot_text
 
     try:
         shown = os.path.relpath(path)  # errors name the fixture as the CLI would
@@ -169,19 +180,23 @@ def _compare(assertion: Any, text: str, label: str) -> None:
     """Let syrupy compare (and record, and write on --snapshot-update); fail with a diff."""
     if assertion == text:
         return
-    from .snapshot import unified_diff
+    from ctxkit.snapshots.store import unified_diff
 
     result = assertion.executions[assertion.num_executions - 1]
     if result.exception is not None:
         raise result.exception
     where = _shown(Path(result.snapshot_location), assertion.session.pytest_session.config.rootpath)
     if result.recalled_data is None:
-        pytest.fail(f"no ctxkit snapshot {where} for {label}: "
-                    "run pytest --snapshot-update to write it", pytrace=False)
-    diff = unified_diff(str(result.recalled_data), text, stored_label=f"{where} (stored)",
-                        assembled_label=f"{where} (assembled from {label})")
-    pytest.fail(f"ctxkit snapshot {where} differs for {label} "
-                f"(pytest --snapshot-update accepts it):\n{diff}", pytrace=False)
+        pytest.fail(f"no ctxkit snapshot {where} for {label}: run pytest --snapshot-update to write it", pytrace=False)
+    diff = unified_diff(
+        str(result.recalled_data),
+        text,
+        stored_label=f"{where} (stored)",
+        assembled_label=f"{where} (assembled from {label})",
+    )
+    pytest.fail(
+        f"ctxkit snapshot {where} differs for {label} (pytest --snapshot-update accepts it):\n{diff}", pytrace=False
+    )
 
 
 def _shown(path: Path, root: Path) -> Path:
@@ -193,7 +208,7 @@ def _shown(path: Path, root: Path) -> Path:
 # --- syrupy extensions, built on first use (syrupy may not be installed) -------------
 
 
-def __getattr__(name: str) -> Any:  # PEP 562: `ctxkit.pytest_plugin.<Extension>` for syrupy
+def __getattr__(name: str) -> Any:  # PEP 562: `ctxkit.snapshots.pytest_plugin.<Extension>` for syrupy
     if name in EXTENSIONS:
         return _extension(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -212,7 +227,7 @@ def _build_extensions() -> tuple[type, type]:
     from syrupy.data import SnapshotCollections
     from syrupy.extensions.json import JSONSnapshotExtension
 
-    from .snapshot import is_snapshot_file, render, unified_diff, write_atomic
+    from ctxkit.snapshots.store import is_snapshot_file, render, unified_diff, write_atomic
 
     class PayloadSnapshotExtension(JSONSnapshotExtension):
         """Snapshots as `ctxkit snapshot` writes them: payload key order kept, atomic writes."""
@@ -221,13 +236,13 @@ def _build_extensions() -> tuple[type, type]:
             return data if isinstance(data, str) else render(data)
 
         def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
-            diff = unified_diff(str(snapshot_data), str(serialized_data),
-                                stored_label="stored", assembled_label="assembled")
+            diff = unified_diff(
+                str(snapshot_data), str(serialized_data), stored_label="stored", assembled_label="assembled"
+            )
             yield from diff.splitlines()
 
         @classmethod
-        def write_snapshot_collection(cls, *, snapshot_collection: Any,
-                                      name_order: Any = None) -> None:
+        def write_snapshot_collection(cls, *, snapshot_collection: Any, name_order: Any = None) -> None:
             data = next(iter(snapshot_collection)).data
             write_atomic(Path(snapshot_collection.location), str(data))
 
@@ -257,8 +272,7 @@ def _build_extensions() -> tuple[type, type]:
             item = test_location.item
             return isinstance(item, FixtureItem) and Path(snapshot_location) == item.snapshot_path
 
-        def discover_snapshots(self, *, test_location: Any,
-                               ignore_extensions: list[str] | None = None) -> Any:
+        def discover_snapshots(self, *, test_location: Any, ignore_extensions: list[str] | None = None) -> Any:
             found = SnapshotCollections()
             if isinstance(test_location.item, FixtureItem):
                 folder = Path(self.dirname(test_location=test_location))

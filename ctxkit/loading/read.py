@@ -17,10 +17,11 @@ from typing import IO, Any
 
 import yaml
 
-from ctxkit import collector, domain
+from ctxkit.assembly import collector
 from ctxkit.errors import InputError, Problem
-from ctxkit.fixture_refs import FloatTexts, build_fixture, template_problems
-from ctxkit.fixture_schema import JsonPath, load_schema, pointer, problem, validate_document
+from ctxkit.loading import domain
+from ctxkit.loading.refs import FloatTexts, build_fixture, template_problems
+from ctxkit.loading.schema import JsonPath, load_schema, pointer, problem, validate_document
 
 __all__ = ["load_fixture", "load_schema", "load_templates_file", "parse_size"]
 
@@ -82,9 +83,7 @@ def parse_size(text: str) -> int:
     """`--max-size`: bytes with an optional K/M/G suffix (binary units: 1K = 1024)."""
     match = _SIZE.fullmatch(text)
     if match is None or int(match[1]) == 0:
-        raise InputError(
-            problem("--max-size", "", f"expected a positive size such as 512K or 64M, got {text!r}")
-        )
+        raise InputError(problem("--max-size", "", f"expected a positive size such as 512K or 64M, got {text!r}"))
     return int(match[1]) * _SIZE_UNITS[(match[2] or "").lower()]
 
 
@@ -232,9 +231,7 @@ class _FixtureLoader(_BaseLoader):
 
     def flatten_mapping(self, node: yaml.MappingNode) -> None:
         if not isinstance(node, yaml.MappingNode):  # e.g. `!!map [a]`
-            raise yaml.constructor.ConstructorError(
-                None, None, f"expected a mapping, found {node.id}", node.start_mark
-            )
+            raise yaml.constructor.ConstructorError(None, None, f"expected a mapping, found {node.id}", node.start_mark)
         if id(node) not in self.checked:  # the first call sees the keys as written
             self.checked.add(id(node))
             keys = [key for key, _ in node.value if key.tag == _STR_TAG and type(key) is _Scalar]
@@ -269,9 +266,7 @@ class _FixtureLoader(_BaseLoader):
         except (ValueError, IndexError):
             raise _invalid(node) from None
         if not math.isfinite(value):
-            raise yaml.constructor.ConstructorError(
-                None, None, f"number not allowed: {node.value}", node.start_mark
-            )
+            raise yaml.constructor.ConstructorError(None, None, f"number not allowed: {node.value}", node.start_mark)
         written = node.value.replace("_", "")
         self.floats[id(value)] = (value, written if ":" not in written else repr(value))
         return value

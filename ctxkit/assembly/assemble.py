@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
 
-from . import convert as conv
-from . import project as proj
-from . import system as sysp
-from . import tree
-from .config import Effective
-from .domain import FileKind, FileRecord
-from .errors import RuleError
-from .measure import Meter
-from .working import Fate, Kind, Record, Segment, Working
+from ctxkit.assembly import project as proj
+from ctxkit.assembly import system as sysp
+from ctxkit.counting.measure import Meter
+from ctxkit.errors import RuleError
+from ctxkit.history import convert as conv
+from ctxkit.history import tree
+from ctxkit.history.working import Fate, Kind, Record, Segment, Working
+from ctxkit.loading.config import Effective
+from ctxkit.loading.domain import FileKind, FileRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,16 +80,18 @@ def assemble(eff: Effective) -> Assembly:
     texts = sysp.build(eff, citations=citations, tools=eff.tool_names, date=date)
     clock = texts.clock_dependent
     if clock and now is None:
-        record.warn("no `now` in the fixture: the date comes from the real clock, "
-                    "so this output is not reproducible (R-SYS-2)")
+        record.warn(
+            "no `now` in the fixture: the date comes from the real clock, so this output is not reproducible (R-SYS-2)"
+        )
     reminder_text = sysp.reminder_text(eff, turn, citations=citations)
 
     system = _generated("system", Kind.SYSTEM, texts.system, meter, cacheable=True)
     agent = _generated("custom_agent", Kind.USER, texts.agent, meter)
     reminder = None
     if reminder_text is not None:
-        reminder = Working("reminder", Kind.REMINDER, reminder_text,
-                           meter.text(sysp.wrap_reminder(reminder_text)), origin="reminder")
+        reminder = Working(
+            "reminder", Kind.REMINDER, reminder_text, meter.text(sysp.wrap_reminder(reminder_text)), origin="reminder"
+        )
 
     last_user = converted.last_user
     if project.images:
@@ -101,8 +103,7 @@ def assemble(eff: Effective) -> Assembly:
         raise RuleError(
             f"{fixture.source}: not enough tokens for the fixed parts: they need {fixed} "
             f"tokens but only {available} are available (R-ASM-2); largest: "
-            + _largest({"system": system, "custom agent": agent, "reminder": reminder},
-                       meter, project.tokens(meter))
+            + _largest({"system": system, "custom agent": agent, "reminder": reminder}, meter, project.tokens(meter))
         )
     fates: dict[str, Fated] = {}
     history = list(converted.history)
@@ -126,10 +127,13 @@ def assemble(eff: Effective) -> Assembly:
     left_out = 0
     if "read_file" in eff.tool_names:
         kept, listing, forgotten, left_out = _forgotten_files(
-            eff, meter, converted, kept, dropped, budget - tail_tokens, fates)
+            eff, meter, converted, kept, dropped, budget - tail_tokens, fates
+        )
         if left_out:
-            record.warn(f"{left_out} forgotten file(s) were left out of the read_file list: "
-                        "it does not fit the history budget (R-FILE-3)")
+            record.warn(
+                f"{left_out} forgotten file(s) were left out of the read_file list: "
+                "it does not fit the history budget (R-FILE-3)"
+            )
 
     announced: set[str] = set()
     final_kept: list[Working] = []
@@ -144,8 +148,11 @@ def assemble(eff: Effective) -> Assembly:
     final_kept = [w.with_(cacheable=True) for w in final_kept]
     for w in final_kept:
         if w.key not in fates:
-            fate = Fate.PLACEHOLDER if w.origin == "tool_result" and w.tokens is not None \
-                and w.notes and "placeholder" in w.notes[0] else Fate.KEPT
+            fate = (
+                Fate.PLACEHOLDER
+                if w.origin == "tool_result" and w.tokens is not None and w.notes and "placeholder" in w.notes[0]
+                else Fate.KEPT
+            )
             rule = "R-CONV-3" if fate is Fate.PLACEHOLDER else "R-ASM-4"
             fates[w.key] = Fated(fate, rule, Segment.HISTORY, w.notes)
     fates[last_user.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, last_user.notes)
@@ -162,8 +169,24 @@ def assemble(eff: Effective) -> Assembly:
         Segment.REMINDER: [reminder] if reminder else [],
     }
     messages = [w for ws in segments.values() for w in ws]
-    return Assembly(eff, meter, branch, converted, messages, segments, fates, budget, available,
-                    reserved, project, dropped, forgotten, left_out, clock, record)
+    return Assembly(
+        eff,
+        meter,
+        branch,
+        converted,
+        messages,
+        segments,
+        fates,
+        budget,
+        available,
+        reserved,
+        project,
+        dropped,
+        forgotten,
+        left_out,
+        clock,
+        record,
+    )
 
 
 def _fate_all(fates: dict[str, Fated], ws: list[Working], fate: Fate, rule: str) -> None:
@@ -176,8 +199,7 @@ def _fate_all(fates: dict[str, Fated], ws: list[Working], fate: Fate, rule: str)
         fates[w.key] = fated
 
 
-def _generated(key: str, kind: Kind, text: str | None, meter: Meter,
-               cacheable: bool = False) -> Working | None:
+def _generated(key: str, kind: Kind, text: str | None, meter: Meter, cacheable: bool = False) -> Working | None:
     if text is None:
         return None
     return Working(key, kind, text, meter.text(text), cacheable=cacheable, origin=key)
@@ -215,8 +237,7 @@ def _last_n_cut(history: list[Working], n: int | None, last_user: Working) -> in
             index, owner = i, w.source_id
     if remaining:
         return 0
-    while index > 0 and history[index - 1].origin == "file" \
-            and history[index - 1].source_id == owner:
+    while index > 0 and history[index - 1].origin == "file" and history[index - 1].source_id == owner:
         index -= 1
     return index
 
@@ -235,8 +256,13 @@ def _truncate(history: list[Working], room: int, meter: Meter) -> int:
 
 
 def _forgotten_files(
-    eff: Effective, meter: Meter, converted: conv.Converted, kept: list[Working],
-    dropped: list[Working], room: int, fates: dict[str, Fated],
+    eff: Effective,
+    meter: Meter,
+    converted: conv.Converted,
+    kept: list[Working],
+    dropped: list[Working],
+    room: int,
+    fates: dict[str, Fated],
 ) -> tuple[list[Working], Working | None, list[tuple[FileRecord, bool]], int]:
     """R-FILE-1…3: list the files no surviving message carries; evict until it fits.
 
@@ -255,8 +281,7 @@ def _forgotten_files(
     def entries() -> list[tuple[FileRecord, bool]]:
         listed = {fid for fid in known if not carried[fid]}
         found = [(files[fid], True) for fid in listed]
-        found += [(files[fid], False) for fid in converted.summarized_files
-                  if not carried[fid] and fid not in listed]
+        found += [(files[fid], False) for fid in converted.summarized_files if not carried[fid] and fid not in listed]
         found = [(f, k) for f, k in found if f.kind is not FileKind.IMAGE]
         found.sort(key=lambda e: order.get(e[0].id, len(order)))
         return found
@@ -281,8 +306,9 @@ def _forgotten_files(
         w = kept[start]
         start += 1
         kept_cost -= meter.of(w)
-        fates[w.key] = Fated(Fate.TRUNCATED, "R-FILE-3", None,
-                             w.notes + ("evicted to make room for the read_file list",))
+        fates[w.key] = Fated(
+            Fate.TRUNCATED, "R-FILE-3", None, w.notes + ("evicted to make room for the read_file list",)
+        )
         if w.file_id:
             carried[w.file_id] -= 1
             known.add(w.file_id)
@@ -293,13 +319,17 @@ def _forgotten_files(
 
 
 def _partial_list(
-    eff: Effective, meter: Meter, found: list[tuple[FileRecord, bool]], room: int,
+    eff: Effective,
+    meter: Meter,
+    found: list[tuple[FileRecord, bool]],
+    room: int,
 ) -> tuple[list[Working], Working | None, list[tuple[FileRecord, bool]], int]:
     """R-FILE-3: no older history left and the list still does not fit: keep a prefix.
 
     The longest fitting prefix, found by bisection (O(log n) counts, not O(n)): a longer
     list is the shorter one plus a line break and more lines, so it never counts fewer.
     """
+
     def cost(n: int) -> tuple[str, int]:
         text = proj.read_file_list(found[:n], eff.templates)
         return text, meter.text(text)
