@@ -83,6 +83,7 @@ class StoredMessage:
     tokens: int | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     summarizes_through: str | None = None  # summary nodes only
+    at: datetime | None = None  # when it was stored (R-RPL-3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +102,7 @@ class InFlightMessage:
     tool_calls: tuple[InFlightCall, ...] = ()
     tool_call_id: str | None = None
     tokens: int | None = None
+    at: datetime | None = None  # when it was stored (R-RPL-3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +117,26 @@ class ModelFields:
 
 
 @dataclass(frozen=True, slots=True)
+class CacheRules:
+    """`settings.cache`: overrides of the provider's prompt-cache rules (R-RPL-5); None = the table's."""
+
+    min_tokens: int | None = None
+    increment: int | None = None
+    lookback: int | None = None
+    ttl_seconds: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """`settings.prices`: USD per million tokens, used for every replayed call (R-RPL-7)."""
+
+    input: Decimal
+    output: Decimal
+    cached_input: Decimal
+    cache_write: Decimal
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     safety_margin: Decimal = Decimal("0.05")
     compression_trigger_ratio: Decimal = Decimal("0.75")
@@ -126,6 +148,8 @@ class Settings:
     image_cap: int | None = None
     azure_image_cap: bool = False
     prompt_cache: bool = True
+    cache: CacheRules = field(default_factory=CacheRules)
+    prices: Prices | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,6 +106,7 @@ def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) ->
                 tokens=m.get("tokens"),
                 tool_calls=calls,
                 summarizes_through=None if through is None else str(through),
+                at=_at(m, ("messages", index), found),
             )
         )
     return tuple(built)
@@ -266,6 +267,7 @@ def _in_flight(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) -
                 tool_calls=tuple(calls),
                 tool_call_id=None if answers is None else str(answers),
                 tokens=m.get("tokens"),
+                at=_at(m, ("in_flight", index), found),
             )
         )
     for call_id, at in pending.items():
@@ -376,11 +378,18 @@ def _read_file(
 
 
 def _settings(settings: dict[str, Any], floats: FloatTexts) -> domain.Settings:
-    """R-FIX-3: ratios become Decimals exactly as written, never via binary floats."""
+    """R-FIX-3: ratios (and prices) become Decimals exactly as written, never via binary floats."""
     values = dict(settings)
     for key in _DECIMAL_SETTINGS:
         if key in values:
             values[key] = _decimal(values[key], floats)
+    values["cache"] = domain.CacheRules(**values.get("cache", {}))
+    prices = values.get("prices")
+    if prices is not None:
+        given = {key: _decimal(value, floats) for key, value in prices.items()}
+        given.setdefault("cached_input", given["input"])
+        given.setdefault("cache_write", given["input"])
+        values["prices"] = domain.Prices(**given)
     return domain.Settings(**values)
 
 
@@ -403,6 +412,21 @@ def _scalar_text(value: str | float | bool, floats: FloatTexts) -> str:
     if isinstance(value, float):
         return str(_decimal(value, floats))
     return str(value)
+
+
+def _at(item: dict[str, Any], where: JsonPath, found: list[tuple[JsonPath, str]]) -> datetime | None:
+    """R-RPL-3: `at` is an ISO 8601 date-time with a zone (`Z` or an offset)."""
+    text = item.get("at")
+    if text is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None or len(text) <= 10:
+        found.append(((*where, "at"), f"not an ISO 8601 date-time with a zone: {text[:40]!r}"))
+        return None
+    return parsed
 
 
 def _now(text: str, found: list[tuple[JsonPath, str]]) -> datetime | None:
