@@ -100,7 +100,7 @@ def test_ctxkit_snapshot_writes_readable_json_then_passes(project):
     ]
     text = (folder / "test_plain[plain_chat].json").read_text(encoding="utf-8")
     doc = json.loads(text)
-    assert list(doc) == ["payload", "budget"]
+    assert list(doc) == ["ctxkit_snapshot", "payload", "budget"]
     assert list(doc["payload"]["messages"][0])[:2] == ["role", "content"]  # payload order kept
     azure = json.loads((folder / "test_plain[plain_chat.azure.max4000].json").read_text("utf-8"))
     assert azure["budget"]["max_input_tokens"] == 4000
@@ -174,7 +174,7 @@ def test_ctxkit_fixtures_share_the_ctxkit_snapshot_files(project, monkeypatch):
     store = project.path / "fixtures" / "__snapshots__"
     assert sorted(p.name for p in store.iterdir()) == ["budget_exhaustion.json", "plain_chat.json", "truncation.json"]
     error = json.loads((store / "budget_exhaustion.json").read_text(encoding="utf-8"))
-    assert list(error) == ["error"] and "(R-ASM-3)" in error["error"]
+    assert list(error) == ["ctxkit_snapshot", "error"] and "(R-ASM-3)" in error["error"]
     result = run(project, "--ctxkit-fixtures", "fixtures")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["*5 snapshots passed.*"])

@@ -60,9 +60,10 @@ def test_update_writes_readable_json_then_passes(project):
     ]
     text = (project / "snaps" / "plain_chat.json").read_text(encoding="utf-8")
     doc = json.loads(text)
-    assert list(doc) == ["payload", "budget"]
+    assert list(doc) == ["ctxkit_snapshot", "payload", "budget"]
+    assert doc["ctxkit_snapshot"] == 1  # the marker that makes the file ours
     assert list(doc["payload"]["messages"][0])[:2] == ["role", "content"]  # not sorted
-    assert text.startswith('{\n  "payload": {\n') and text.endswith("}\n")
+    assert text.startswith('{\n  "ctxkit_snapshot": 1,\n  "payload": {\n') and text.endswith("}\n")
     assert doc["budget"]["max_input_tokens"] == 128000
     assert text == core.render(doc)
     assert ctxkit("snapshot", "fx", "--snapshots", "snaps").out == "2 passed, 0 failed\n"
@@ -102,7 +103,7 @@ def test_rule_failure_is_pinned_as_an_error_snapshot(tmp_path, monkeypatch):
     shutil.copy(FIXTURES / "budget_exhaustion.yaml", tmp_path / "budget_exhaustion.yaml")
     ctxkit("snapshot", "budget_exhaustion.yaml", "--snapshots", "snaps", "--update")
     doc = json.loads((tmp_path / "snaps" / "budget_exhaustion.json").read_text(encoding="utf-8"))
-    assert list(doc) == ["error"]
+    assert list(doc) == ["ctxkit_snapshot", "error"]
     assert "(R-ASM-3)" in doc["error"]
     assert not doc["error"].startswith("budget_exhaustion.yaml")  # no path: same from any cwd
     r = ctxkit("snapshot", "budget_exhaustion.yaml", "--snapshots", "snaps")
@@ -135,6 +136,64 @@ def test_prune_reports_then_deletes_only_our_orphaned_files(project):
     r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--prune", "--update")
     assert r.out == ("deleted: snaps/old_fixture.json: no fixture produces it\n2 passed, 0 failed, 1 deleted\n")
     assert files(snaps) == ["broken.json", "notes.json", "plain_chat.json", "truncation.json"]
+
+
+def test_prune_never_deletes_a_json_file_without_the_marker(project):
+    """Issue 11.2: a user's `{"error": ...}` notes look like an old error snapshot; only the marker counts."""
+    snaps = project / "snaps"
+    ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update")
+    notes = '{"error": "my notes about errors"}\n'
+    (snaps / "my_notes.json").write_text(notes, encoding="utf-8")
+    (snaps / "unmarked.json").write_text('{"payload": {}, "budget": {}}\n', encoding="utf-8")
+    (snaps / "wrong_version.json").write_text('{"ctxkit_snapshot": true, "error": "x"}\n', encoding="utf-8")
+    assert ctxkit("snapshot", "fx", "--snapshots", "snaps", "--prune").out == "2 passed, 0 failed\n"
+    ctxkit("snapshot", "fx", "--snapshots", "snaps", "--prune", "--update")
+    assert (snaps / "my_notes.json").read_text(encoding="utf-8") == notes
+    kept = ["my_notes.json", "plain_chat.json", "truncation.json", "unmarked.json", "wrong_version.json"]
+    assert files(snaps) == kept
+
+
+def test_update_never_overwrites_the_fixture_it_snapshots(tmp_path, monkeypatch):
+    """Issue 11.1: `cp a.json self.json; ctxkit snapshot self.json --snapshots . --update`."""
+    monkeypatch.chdir(tmp_path)
+    fixture = json.dumps(yaml.safe_load((FIXTURES / "plain_chat.yaml").read_text(encoding="utf-8")))
+    (tmp_path / "self.json").write_text(fixture, encoding="utf-8")
+    r = ctxkit("snapshot", "self.json", "--snapshots", ".", "--update", expect=2)
+    assert r.err == "error: self.json: is a fixture of this run: keep the snapshots in a folder of their own\n"
+    assert (tmp_path / "self.json").read_text(encoding="utf-8") == fixture
+    ctxkit("snapshot", "self.json", "--snapshots", ".", expect=2)  # not even compared with itself
+
+
+def test_update_never_overwrites_a_file_it_did_not_write_as_a_snapshot(tmp_path, monkeypatch):
+    """Issue 11.1: proj/a.yaml snapshotted into proj would have replaced the fixture proj/a.json."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "proj").mkdir()
+    shutil.copy(FIXTURES / "plain_chat.yaml", tmp_path / "proj" / "a.yaml")
+    other = json.dumps(yaml.safe_load((FIXTURES / "truncation.yaml").read_text(encoding="utf-8")))
+    (tmp_path / "proj" / "a.json").write_text(other, encoding="utf-8")
+    r = ctxkit("snapshot", "proj/a.yaml", "--snapshots", "proj", "--update", expect=2)
+    assert r.err.startswith("error: proj/a.json: exists and is not a ctxkit snapshot (no 'ctxkit_snapshot' marker)")
+    assert (tmp_path / "proj" / "a.json").read_text(encoding="utf-8") == other
+    # a link is not ours either, even to a snapshot: the write would not go where the user thinks
+    ctxkit("snapshot", "proj/a.yaml", "--snapshots", "snaps", "--update")
+    (tmp_path / "links").mkdir()
+    (tmp_path / "links" / "a.json").symlink_to(tmp_path / "snaps" / "a.json")
+    r = ctxkit("snapshot", "proj/a.yaml", "--snapshots", "links", "--update", "--max-input-tokens", "500", expect=0)
+    assert "links/a.max500.json" in r.out
+    r = ctxkit("snapshot", "proj/a.yaml", "--snapshots", "links", "--update", expect=2)
+    assert r.err == "error: links/a.json: is not a regular file: a snapshot is never written through it\n"
+
+
+def test_update_writes_nothing_when_any_input_is_bad(tmp_path, monkeypatch):
+    """Issue 11.4: three fixtures, the second unwritable (a lone surrogate): no file is written."""
+    monkeypatch.chdir(tmp_path)
+    doc = yaml.safe_load((FIXTURES / "plain_chat.yaml").read_text(encoding="utf-8"))
+    for name in ("a", "c"):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc), encoding="utf-8")
+    (tmp_path / "b.json").write_text(json.dumps(doc).replace("And why", "And \\ud800 why"), encoding="utf-8")
+    r = ctxkit("snapshot", "a.json", "b.json", "c.json", "--snapshots", "snaps", "--update", expect=2)
+    assert r.out == "" and r.err.startswith("error: b.json") and len(r.err.splitlines()) == 1
+    assert not (tmp_path / "snaps").exists()
 
 
 def test_prune_keeps_snapshots_of_every_requested_option_set(project):

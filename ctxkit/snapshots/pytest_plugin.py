@@ -227,7 +227,8 @@ def _build_extensions() -> tuple[type, type]:
     from syrupy.data import SnapshotCollections
     from syrupy.extensions.json import JSONSnapshotExtension
 
-    from ctxkit.snapshots.store import is_snapshot_file, render, unified_diff, write_atomic
+    from ctxkit.errors import InputError
+    from ctxkit.snapshots.store import check_target, is_snapshot_file, render, unified_diff, write_atomic
 
     class PayloadSnapshotExtension(JSONSnapshotExtension):
         """Snapshots as `ctxkit snapshot` writes them: payload key order kept, atomic writes."""
@@ -244,7 +245,11 @@ def _build_extensions() -> tuple[type, type]:
         @classmethod
         def write_snapshot_collection(cls, *, snapshot_collection: Any, name_order: Any = None) -> None:
             data = next(iter(snapshot_collection)).data
-            write_atomic(Path(snapshot_collection.location), str(data))
+            path = Path(snapshot_collection.location)
+            problem = check_target(path, update=True)  # never over a file ctxkit did not write
+            if problem is not None:
+                raise InputError(problem)
+            write_atomic(path, str(data))
 
     class FixtureSnapshotExtension(PayloadSnapshotExtension):
         """`<snapshots>/<fixture stem>.json`, only for `FixtureItem`s; claims only its own files."""

@@ -2,9 +2,13 @@
 
 Input: fixture paths (files or folders), a snapshots folder, option sets. Output:
 a `SnapshotReport` with one `Outcome` per fixture and option set (plus pruned
-files). A snapshot is `{"payload", "budget"}` (or `{"error"}` when the assembly
-fails by rule) written by `output.dumps`; one file per fixture and option set,
-named by `snapshot_name`. Never prints; writes only with `update` (atomically).
+files). A snapshot is `{"ctxkit_snapshot": 1, "payload", "budget"}` (or
+`{"ctxkit_snapshot": 1, "error"}` when the assembly fails by rule) written by
+`output.dumps`; one file per fixture and option set, named by `snapshot_name`.
+The `ctxkit_snapshot` marker is what makes a file ours: only a marked file is
+ever overwritten or pruned. Never prints; writes only with `update`
+(atomically), and only after every fixture was assembled and every target
+checked.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from ctxkit.output import dumps, shorten_images
 
 FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
 SNAPSHOTS_DIRNAME = "__snapshots__"  # skipped when folders are expanded (syrupy's name)
-DOCUMENT_KEYS = (frozenset({"payload", "budget"}), frozenset({"error"}))
+MARKER = "ctxkit_snapshot"  # first key of every snapshot file; the value is the format version
+MARKER_VERSION = 1
 CLOCK_PROBLEM = (
     "the output depends on the clock and the fixture has no `now`: add `now:` so the snapshot is reproducible (R-SYS-2)"
 )
@@ -118,7 +123,11 @@ def options_name(fixture_path: str | Path, options: Options) -> str:
 
 def snapshot_document(result: Result) -> dict[str, Any]:
     body = shorten_images(result.payload.body, result.payload.prepared.image_b64)
-    return {"payload": body, "budget": result.budget()}
+    return {MARKER: MARKER_VERSION, "payload": body, "budget": result.budget()}
+
+
+def error_document(message: str) -> dict[str, Any]:
+    return {MARKER: MARKER_VERSION, "error": message}
 
 
 def render(document: dict[str, Any]) -> str:
@@ -135,21 +144,48 @@ def snapshot_text(fixture: Fixture, options: Options) -> tuple[str, list[str]]:
         result = run(fixture, options)
     except RuleError as exc:
         message = str(exc).removeprefix(f"{fixture.source}: ")
-        return render({"error": message}), []
+        return render(error_document(message)), []
     if result.assembly.clock_dependent and result.assembly.eff.now is None:
         raise InputError(Problem(fixture.source, "/now", CLOCK_PROBLEM))
     return render(snapshot_document(result)), result.warnings
 
 
 def is_snapshot_file(path: Path) -> bool:
-    """True for a `*.json` file holding a snapshot document (so pruning never touches others)."""
-    if path.suffix != ".json" or path.name.startswith(".") or not path.is_file():
+    """True only for a regular `*.json` file (not a link) that ctxkit wrote as a snapshot.
+
+    The proof is the marker, `"ctxkit_snapshot": 1` at the top level; nothing is
+    guessed from the other keys, so a user's `{"error": "..."}` notes are not ours.
+    """
+    if path.suffix != ".json" or path.name.startswith(".") or path.is_symlink() or not path.is_file():
         return False
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return False
-    return isinstance(doc, dict) and frozenset(doc) in DOCUMENT_KEYS
+    return isinstance(doc, dict) and type(doc.get(MARKER)) is int and doc[MARKER] == MARKER_VERSION
+
+
+def check_target(path: Path, *, fixtures: Iterable[str | Path] = (), update: bool = False) -> Problem | None:
+    """Why `path` may not be used as a snapshot file, or None when it may.
+
+    A fixture of the run is never a snapshot; an existing target must be a regular
+    file, and `update` overwrites it only when ctxkit wrote it (the marker).
+    """
+    resolved = path.resolve()
+    if any(resolved == Path(f).resolve() for f in fixtures):
+        return Problem(str(path), "", "is a fixture of this run: keep the snapshots in a folder of their own")
+    if not path.exists() and not path.is_symlink():
+        return None
+    if path.is_symlink() or not path.is_file():
+        return Problem(str(path), "", "is not a regular file: a snapshot is never written through it")
+    if update and not is_snapshot_file(path):
+        return Problem(
+            str(path),
+            "",
+            f"exists and is not a ctxkit snapshot (no {MARKER!r} marker): refusing to overwrite it; "
+            "move it away or choose another snapshots folder",
+        )
+    return None
 
 
 def unified_diff(stored: str, assembled: str, *, stored_label: str, assembled_label: str) -> str:
@@ -177,6 +213,10 @@ def read_stored(path: Path) -> str | None:
 def write_atomic(path: Path, text: str) -> None:
     """Write via a temporary file in the same folder and `os.replace`: never a partial file."""
     try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(Problem(str(path), "", f"cannot write the snapshot: {exc.reason}")) from None
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = (path.stat().st_mode & 0o777) if path.exists() else 0o644
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -184,7 +224,7 @@ def write_atomic(path: Path, text: str) -> None:
         raise InputError(Problem(str(path), "", f"cannot write the snapshot: {exc}")) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
@@ -262,16 +302,20 @@ def check(
 ) -> SnapshotReport:
     """Compare every fixture × option set with its stored snapshot; write with `update`.
 
-    Every fixture is assembled before anything is written, so bad input (exit 2,
-    all problems listed) never leaves a half-updated snapshot folder. `prune`
-    reports (with `update`: deletes) snapshot files no current job produces;
-    only files holding a snapshot document are considered.
+    Every fixture is assembled and every target checked before anything is
+    written, so bad input (exit 2, all problems listed) never leaves a
+    half-updated snapshot folder, and no file ctxkit did not write as a snapshot
+    (a fixture, a note) is overwritten. `prune` reports (with `update`: deletes)
+    snapshot files no current job produces; only marked files are considered.
     """
     folder = Path(snapshots_dir)
     fixtures = expand(paths, exclude=[folder])
     jobs, warnings = _assemble_all(
         fixtures, list(dict.fromkeys(options_list)) or [Options()], loader or _default_loader
     )
+    problems = [p for job in jobs if (p := check_target(folder / job.name, fixtures=fixtures, update=update))]
+    if problems:
+        raise InputError(problems)
     outcomes = [_compare(folder, job, update) for job in jobs]
     if prune:
         produced = {job.name for job in jobs}
@@ -307,8 +351,12 @@ def _assemble_all(
                 continue
             try:
                 text, run_warnings = snapshot_text(fixture, options)
+                text.encode("utf-8")
             except InputError as exc:
                 problems.extend(exc.problems)
+                continue
+            except UnicodeEncodeError as exc:
+                problems.append(Problem(path, "", f"the snapshot text cannot be written as UTF-8: {exc.reason}"))
                 continue
             jobs.append(_Job(path, name, text))
             warnings.extend(f"{path}: {w}" for w in run_warnings)
