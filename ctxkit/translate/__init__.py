@@ -2,7 +2,8 @@
 
 Input: an `Assembly`. Output: `Payload` — the request body exactly as a client
 would send it, plus what translation had to change (rows and warnings).
-Each provider module exposes `translate(assembly, prepared) -> dict`.
+Each provider module exposes `translate(assembly, prepared) -> Translated`; `items`
+turns a payload into the prompt items a provider reads (R-RPL-4).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ctxkit.assembly.assemble import Assembly
-from ctxkit.translate.common import Prepared, prepare
+from ctxkit.translate.common import Prepared, Translated, prepare
 
 MODULES = {
     "openai": "openai",
@@ -24,7 +25,7 @@ MODULES = {
 
 
 class Translator(Protocol):
-    def __call__(self, assembly: Assembly, prepared: Prepared) -> dict[str, Any]: ...
+    def __call__(self, assembly: Assembly, prepared: Prepared) -> Translated: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,7 @@ class Payload:
     provider: str
     body: dict[str, Any]
     prepared: Prepared
+    origins: tuple[tuple[int, ...], ...] = ()  # see `common.Translated`
 
 
 def translator(provider: str) -> Translator:
@@ -43,5 +45,5 @@ def translator(provider: str) -> Translator:
 def translate(assembly: Assembly) -> Payload:
     provider = str(assembly.eff.provider)
     prepared = prepare(assembly)
-    body = translator(provider)(assembly, prepared)
-    return Payload(provider, body, prepared)
+    out = translator(provider)(assembly, prepared)
+    return Payload(provider, out.body, prepared, out.origins)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxkit.assembly.assemble import Assembly
-from ctxkit.translate.common import Prepared, WireMessage, definitions, object_args, report_wrapped
+from ctxkit.translate.common import Prepared, Translated, WireMessage, definitions, object_args, report_wrapped
 
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 _ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -189,17 +189,19 @@ def tools(a: Assembly, called: list[str], prepared: Prepared) -> list[dict[str, 
     return [{"name": n, "input_schema": {"type": "object"}} for n in called]
 
 
-def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
+def translate(a: Assembly, prepared: Prepared) -> Translated:
     b = _Builder(prepared)
     for i, m in enumerate(prepared.messages):
         b.add(i, m)
     b.finish()
     b.mark_cache_prefix(prepared.cache_prefix_messages)
     body: dict[str, Any] = {"model": a.eff.model, "max_tokens": a.eff.max_output_tokens}
+    origins: list[tuple[int, ...]] = [tuple(blk.origin for blk in b.system)] if b.system else []
     if b.system:
         body["system"] = [blk.body for blk in b.system]
     body["messages"] = [{"role": t.role, "content": [blk.body for blk in t.blocks]} for t in b.turns]
+    origins += [tuple(blk.origin for blk in t.blocks) for t in b.turns]
     defs = tools(a, b.called, prepared)
     if defs:
         body["tools"] = defs
-    return body
+    return Translated(body, tuple(origins))

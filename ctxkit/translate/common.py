@@ -37,10 +37,26 @@ class WireMessage:
     tool_calls: tuple[Call, ...] = ()
     tool_call_id: str | None = None
     cacheable: bool = False
+    source: int | None = None  # index in the assembled list; None: added by translation
 
     @property
     def text(self) -> str:
         return "\n".join(p.text for p in self.parts if p.image is None and p.text)
+
+
+@dataclass(frozen=True, slots=True)
+class Translated:
+    """A translator's output: the request body and where each of its prompt items came from.
+
+    `origins` has one tuple per payload message in the order the provider reads
+    them (Anthropic's `system` and Gemini's `systemInstruction` first, as one
+    message each, when present); each tuple holds, per prompt item of that
+    message (R-RPL-4), the index of the wire message it was made from, or -1
+    for content a fix-up inserted.
+    """
+
+    body: dict[str, Any]
+    origins: tuple[tuple[int, ...], ...]
 
 
 @dataclass(slots=True)
@@ -105,7 +121,7 @@ def prepare(a: Assembly) -> Prepared:
     allowed = _allowed_images(a)
     out = Prepared([], 0, 0)
     dropped = 0
-    for w in a.messages:
+    for index, w in enumerate(a.messages):
         fated = a.fates.get(w.key)
         seg = str(fated.segment) if fated and fated.segment else "history"
         parts = [Part(wrap_reminder(w.text) if w.kind is Kind.REMINDER else w.text)]
@@ -121,7 +137,15 @@ def prepare(a: Assembly) -> Prepared:
                 parts.extend(_image_parts(a, ident, img, seg, out))
         role = "user" if w.kind in (Kind.USER, Kind.REMINDER) else str(w.kind)
         out.messages.append(
-            WireMessage(role, parts, w.key, w.tool_calls, w.tool_call_id, w.cacheable and a.eff.settings.prompt_cache)
+            WireMessage(
+                role,
+                parts,
+                w.key,
+                w.tool_calls,
+                w.tool_call_id,
+                w.cacheable and a.eff.settings.prompt_cache,
+                source=index,
+            )
         )
     if dropped:
         notice = wrap_reminder(t.fill("image.drop_notice", count=dropped))

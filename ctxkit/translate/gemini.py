@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxkit.assembly.assemble import Assembly
-from ctxkit.translate.common import Prepared, WireMessage, definitions, object_args, report_wrapped
+from ctxkit.translate.common import Prepared, Translated, WireMessage, definitions, object_args, report_wrapped
 
 
 def _parts(m: WireMessage) -> list[dict[str, Any]]:
@@ -31,24 +31,29 @@ class _Builder:
     def __init__(self, prepared: Prepared) -> None:
         self.prepared = prepared
         self.system: list[dict[str, Any]] = []
+        self.system_origin = -1  # the wire message of the first system part
         self.contents: list[dict[str, Any]] = []
+        self.origins: list[list[int]] = []  # per content, the wire message of each part
         self.names: dict[str, str] = {}  # call id → name of the latest call with that id
         self.called: list[str] = []
         self.seen_user = False
         self.left_out = [0, 0]  # leading function calls, function responses
         self.wrapped: list[str] = []
 
-    def add(self, m: WireMessage) -> None:
+    def add(self, i: int, m: WireMessage) -> None:
         if m.role == "system":
-            self.system.extend(_parts(m))
+            parts = _parts(m)
+            if parts and not self.system:
+                self.system_origin = i
+            self.system.extend(parts)
         elif m.role == "tool":
-            self._tool_result(m)
+            self._tool_result(i, m)
         elif m.role == "assistant":
-            self._append("model", _parts(m) + self._calls(m))
+            self._append(i, "model", _parts(m) + self._calls(m))
         else:
             parts = _parts(m)
             self.seen_user = self.seen_user or bool(parts)
-            self._append("user", parts)
+            self._append(i, "user", parts)
 
     def _calls(self, m: WireMessage) -> list[dict[str, Any]]:
         if not self.seen_user:
@@ -65,21 +70,23 @@ class _Builder:
             out.append({"functionCall": {"name": c.name, "args": args}})
         return out
 
-    def _tool_result(self, m: WireMessage) -> None:
+    def _tool_result(self, i: int, m: WireMessage) -> None:
         name = self.names.get(m.tool_call_id or "")
         if name is None:  # its call was left out (or never made): so is the result
             self.left_out[1] += 1
             return
         response = {"name": name, "response": {"content": m.text}}
-        self._append("user", [{"functionResponse": response}])
+        self._append(i, "user", [{"functionResponse": response}])
 
-    def _append(self, role: str, parts: list[dict[str, Any]]) -> None:
+    def _append(self, i: int, role: str, parts: list[dict[str, Any]]) -> None:
         if not parts:
             return
         if self.contents and self.contents[-1]["role"] == role:
             self.contents[-1]["parts"].extend(parts)
+            self.origins[-1] += [i] * len(parts)
         else:
             self.contents.append({"role": role, "parts": parts})
+            self.origins.append([i] * len(parts))
 
     def report(self) -> None:
         calls, responses = self.left_out
@@ -107,16 +114,18 @@ def function_declarations(a: Assembly, called: list[str], prepared: Prepared) ->
     return out
 
 
-def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
+def translate(a: Assembly, prepared: Prepared) -> Translated:
     b = _Builder(prepared)
-    for m in prepared.messages:
-        b.add(m)
+    for i, m in enumerate(prepared.messages):
+        b.add(i, m)
     b.report()
     body: dict[str, Any] = {}
+    origins: list[tuple[int, ...]] = [(b.system_origin,)] if b.system else []
     if b.system:
         body["systemInstruction"] = {"parts": b.system}
     body["contents"] = b.contents
+    origins += [tuple(o) for o in b.origins]
     decls = function_declarations(a, b.called, prepared)
     if decls:
         body["tools"] = [{"functionDeclarations": decls}]
-    return body
+    return Translated(body, tuple(origins))

@@ -13,7 +13,7 @@ from typing import Any
 
 from ctxkit.assembly.assemble import Assembly
 from ctxkit.counting.measure import dumps_args
-from ctxkit.translate.common import Prepared, WireMessage
+from ctxkit.translate.common import Prepared, Translated, WireMessage
 from ctxkit.translate.openai import tools as openai_tools
 
 
@@ -37,7 +37,7 @@ def message(m: WireMessage) -> dict[str, Any]:
     return out
 
 
-def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
+def translate(a: Assembly, prepared: Prepared) -> Translated:
     body: dict[str, Any] = {
         "model": a.eff.model,
         "messages": [message(m) for m in prepared.messages],
@@ -47,4 +47,4 @@ def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
     defs = openai_tools(a)
     if defs:
         body["tools"] = defs
-    return body
+    return Translated(body, tuple((n,) for n in range(len(prepared.messages))))

@@ -11,7 +11,7 @@ from typing import Any
 
 from ctxkit.assembly.assemble import Assembly
 from ctxkit.counting.measure import dumps_args
-from ctxkit.translate.common import Part, Prepared, WireMessage, definitions
+from ctxkit.translate.common import Part, Prepared, Translated, WireMessage, definitions
 
 REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
 NO_SYSTEM_MESSAGE = frozenset({"o1-mini", "o1-preview"})
@@ -58,7 +58,7 @@ def tools(a: Assembly) -> list[dict[str, Any]]:
     return [{"type": "function", "function": d} for d in definitions(a, "parameters")]
 
 
-def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
+def translate(a: Assembly, prepared: Prepared) -> Translated:
     first = prepared.messages[0] if prepared.messages else None
     if first is not None and first.role == "system":
         if is_reasoning_model(a.eff.model):
@@ -73,4 +73,4 @@ def translate(a: Assembly, prepared: Prepared) -> dict[str, Any]:
     defs = tools(a)
     if defs:
         body["tools"] = defs
-    return body
+    return Translated(body, tuple((n,) for n in range(len(prepared.messages))))

@@ -1,0 +1,213 @@
+"""Prompt items: a translated payload → the items a provider reads, each with its tokens (R-RPL-4).
+
+Input: a `Payload` (body, wire messages and origins) and something that counts
+(`ItemMeter`: a text's tokens and an image's cost; `counting.measure.Meter` is
+one). Output: `prompt_items(payload, meter=...) -> tuple[Item, ...]`, in the
+order the provider reads the prompt, and `prompt_tokens(items) -> int`.
+
+The items, per provider:
+
+* openai, azure, ollama — the tool definitions (one item, when present), then
+  one item per message of `messages`;
+* anthropic — the tool definitions, each block of `system`, then each content
+  block of each message;
+* gemini — the tool declarations, `systemInstruction` (one item), then each
+  part of each content.
+
+`Item.key` is the item's identity: canonical JSON (sorted keys, no whitespace,
+non-ASCII kept) of `{"role": ROLE, "item": ITEM}` with a top-level
+`cache_control` removed, so two equal blocks under different roles differ and a
+moved cache breakpoint changes nothing. The tool-definitions item has role
+`None` and is keyed `{"tools": ...}`; Anthropic's `system` blocks and Gemini's
+`systemInstruction` have role `system`.
+
+`Item.tokens` counts what the model reads, not the JSON around it: the texts as
+sent (text, each tool call's name and argument string, a tool result's content,
+Ollama's call and result lines, labels and markers), each image at its cost
+(the stored count when the file has one, else the estimate, R-FIX-3), and, on
+the first item of each payload message, 3 framing tokens plus the tokens of
+its role name (Anthropic's `system` and Gemini's `systemInstruction` count as a
+message). The tool-definitions item counts the definitions' compact JSON as
+sent. `prompt_tokens` = the sum over the items + 3 (the reply priming). It is
+an estimate: only a provider's own counter is exact.
+
+Back-references, for mapping an item to the decision record: `Item.message`
+is the index of the payload message the item belongs to, counting Anthropic's
+`system` and Gemini's `systemInstruction` as message 0 when present (None for
+the tool definitions); `Item.source` is the index, in the assembled list
+(`Assembly.messages`), of the working message it was translated from — None
+for the tool definitions and for content translation added (the image-drop
+notice, a fix-up's inserted text).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ctxkit.counting.measure import dumps_args
+
+if TYPE_CHECKING:
+    from ctxkit.history.working import Image
+    from ctxkit.translate import Payload
+
+FRAMING_TOKENS = 3  # per payload message: OpenAI's published chat-format overhead
+REPLY_PRIMING_TOKENS = 3  # once per request
+
+
+class ItemMeter(Protocol):
+    def text(self, text: str) -> int: ...
+
+    def image(self, image: Image) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One prompt item (see the module docstring for each field's meaning)."""
+
+    key: str
+    tokens: int
+    message: int | None
+    source: int | None
+    role: str | None
+
+
+def canonical(value: Any) -> str:
+    """Sorted keys, no whitespace, non-ASCII kept: equal values give equal strings."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def compact(value: Any) -> str:
+    """JSON as sent on the wire: key order kept, no whitespace, non-ASCII kept."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def prompt_tokens(items: tuple[Item, ...] | list[Item]) -> int:
+    """A request's prompt tokens: its items plus the reply priming (R-RPL-4)."""
+    return sum(i.tokens for i in items) + REPLY_PRIMING_TOKENS
+
+
+def tool_definitions_tokens(body: dict[str, Any], count: Callable[[str], int]) -> int:
+    """R-TR-9: the compact JSON of the body's `tools`, counted; 0 without tools."""
+    tools = body.get("tools")
+    return count(compact(tools)) if tools else 0
+
+
+def prompt_items(payload: Payload, *, meter: ItemMeter) -> tuple[Item, ...]:
+    """The payload's prompt items in reading order, with tokens and back-references."""
+    body = payload.body
+    items: list[Item] = []
+    if body.get("tools"):
+        tools = canonical({"tools": body["tools"]})
+        items.append(Item(tools, tool_definitions_tokens(body, meter.text), None, None, None))
+    images = _Images(payload)
+    for n, (role, parts) in enumerate(_messages(payload.provider, body)):
+        origins = payload.origins[n] if n < len(payload.origins) else ()
+        for k, part in enumerate(parts):
+            origin = origins[k] if k < len(origins) else -1
+            source = payload.prepared.messages[origin].source if origin >= 0 else None
+            tokens = _texts_tokens(part, meter) + sum(meter.image(images.find(origin, b)) for b in _image_data(part))
+            if k == 0:
+                tokens += FRAMING_TOKENS + meter.text(role)
+            items.append(Item(canonical({"role": role, "item": _without_cache_control(part)}), tokens, n, source, role))
+    return tuple(items)
+
+
+def _messages(provider: str, body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
+    """(role, items) per payload message, in reading order."""
+    if provider == "anthropic":
+        if body.get("system"):
+            yield "system", list(body["system"])
+        for m in body["messages"]:
+            yield m["role"], list(m["content"])
+    elif provider == "gemini":
+        if body.get("systemInstruction"):
+            yield "system", [body["systemInstruction"]]
+        for c in body["contents"]:
+            yield c["role"], list(c["parts"])
+    else:
+        for m in body["messages"]:
+            yield m["role"], [m]
+
+
+def _without_cache_control(part: Any) -> Any:
+    if isinstance(part, dict) and "cache_control" in part:
+        return {k: v for k, v in part.items() if k != "cache_control"}
+    return part
+
+
+def _texts_tokens(part: dict[str, Any], meter: ItemMeter) -> int:
+    """The texts of one item as the model reads them (never the JSON escaping)."""
+    return sum(meter.text(t) for t in _texts(part))
+
+
+def _texts(part: dict[str, Any]) -> Iterator[str]:
+    if "parts" in part and isinstance(part["parts"], list):  # Gemini's systemInstruction
+        for p in part["parts"]:
+            yield from _texts(p)
+        return
+    content = part.get("content")
+    if isinstance(content, str):  # an OpenAI/Ollama message, an Anthropic tool_result
+        yield content
+    elif isinstance(content, list):  # OpenAI content parts
+        yield from (p["text"] for p in content if p.get("type") == "text")
+    for call in part.get("tool_calls") or ():  # OpenAI
+        yield call["function"]["name"]
+        yield call["function"]["arguments"]
+    kind = part.get("type")
+    if kind == "text" or "text" in part and kind is None:  # Anthropic text block, Gemini text part
+        yield part["text"]
+    elif kind == "tool_use":
+        yield part["name"]
+        yield dumps_args(part["input"])
+    if "functionCall" in part:
+        yield part["functionCall"]["name"]
+        yield dumps_args(part["functionCall"]["args"])
+    if "functionResponse" in part:
+        yield str(part["functionResponse"]["response"].get("content", ""))
+
+
+def _image_data(part: dict[str, Any]) -> Iterator[str]:
+    """The base64 data of every image in one item."""
+    if "parts" in part and isinstance(part["parts"], list):
+        for p in part["parts"]:
+            yield from _image_data(p)
+        return
+    content = part.get("content")
+    if isinstance(content, list):  # OpenAI: data URLs
+        for p in content:
+            if p.get("type") == "image_url":
+                yield p["image_url"]["url"].partition(";base64,")[2]
+    yield from part.get("images") or ()  # Ollama
+    if part.get("type") == "image":  # Anthropic
+        yield part["source"]["data"]
+    if "inlineData" in part:  # Gemini
+        yield part["inlineData"]["data"]
+
+
+class _Images:
+    """Base64 data → the working image it encodes, looked up in the item's own wire message first."""
+
+    def __init__(self, payload: Payload) -> None:
+        self._messages = payload.prepared.messages
+        self._by_message: dict[int, dict[str, Image]] = {}
+        self._all: dict[str, Image] | None = None
+
+    def _index(self, origin: int) -> dict[str, Image]:
+        found = self._by_message.get(origin)
+        if found is None:
+            parts = self._messages[origin].parts if 0 <= origin < len(self._messages) else []
+            found = self._by_message[origin] = {p.b64: p.image for p in parts if p.image is not None}
+        return found
+
+    def find(self, origin: int, data: str) -> Image:
+        image = self._index(origin).get(data)
+        if image is None:
+            if self._all is None:
+                self._all = {}
+                for n in range(len(self._messages)):
+                    self._all.update(self._index(n))
+            image = self._all[data]
+        return image

@@ -1,0 +1,148 @@
+"""Prompt items of a translated payload (R-RPL-4), hand-counted per provider.
+
+The fixture uses the `approx` tokenizer (max(1, len // 4)), so every count below
+can be checked by hand: 3 framing tokens and the role name's tokens ride on the
+first item of each payload message; images cost their stored count.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ctxkit.translate.items import Item, prompt_items, prompt_tokens
+
+from .helpers import assemble
+
+PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
+
+FIXTURE = f"""\
+model: {{provider: openai, name: test-model, max_input_tokens: 10000}}
+tokenizer: approx
+settings: {{safety_margin: 0}}
+prompts: {{system: "System text", datetime_aware: false}}
+tools:
+  - {{name: get_weather, description: "Weather", parameters: {{type: object}}}}
+files:
+  - {{id: img-1, name: a.png, kind: image, data: "{PNG_B64}", tokens: 100}}
+messages:
+  - {{id: u1, role: user, text: "Weather in Paris?"}}
+  - id: a1
+    role: assistant
+    text: "It is mild."
+    tool_calls:
+      - {{id: c1, name: get_weather, args: {{city: "Paris"}}, response: "12 degrees"}}
+  - {{id: u2, role: user, text: "Look at this", files: [img-1]}}
+"""
+
+# Texts (approx tokens): "System text" 2, "Weather in Paris?" 4, "get_weather" 2,
+# '{"city": "Paris"}' 4, the result placeholder (66 chars) 16, "It is mild." 2,
+# "Look at this" 3, "[attached image — file_id: img-1]" 8; the image's stored count 100.
+# Roles: system 1, user 1, tool 1, model 1, assistant 2.
+EXPECTED = {
+    # provider: [(tokens, payload message, source working message), ...]
+    "openai": [
+        (27, None, None),  # tools' compact JSON, 110 chars
+        (2 + 3 + 1, 0, 0),  # system
+        (4 + 3 + 1, 1, 1),  # u1
+        (2 + 4 + 3 + 2, 2, 2),  # the call: name + arguments
+        (16 + 3 + 1, 3, 3),  # the tool result
+        (2 + 3 + 2, 4, 4),  # the answer
+        (3 + 8 + 100 + 3 + 1, 5, 5),  # u2: text, label, image
+    ],
+    "anthropic": [
+        (20, None, None),  # 81 chars
+        (2 + 3 + 1, 0, 0),  # the system block counts as a message
+        (4 + 3 + 1, 1, 1),
+        (2 + 4 + 3 + 2, 2, 2),  # tool_use
+        (16 + 3 + 1, 3, 3),  # tool_result, in a user message
+        (2 + 3 + 2, 4, 4),
+        (3 + 3 + 1, 5, 5),  # u2's blocks: text (with the framing) …
+        (8, 5, 5),  # … label …
+        (100, 5, 5),  # … image
+    ],
+    "gemini": [
+        (26, None, None),  # 106 chars
+        (2 + 3 + 1, 0, 0),  # systemInstruction counts as a message
+        (4 + 3 + 1, 1, 1),
+        (2 + 4 + 3 + 1, 2, 2),  # functionCall under role model
+        (16 + 3 + 1, 3, 3),  # functionResponse
+        (2 + 3 + 1, 4, 4),
+        (3 + 3 + 1, 5, 5),
+        (8, 5, 5),
+        (100, 5, 5),
+    ],
+    "ollama": [
+        (27, None, None),
+        (2 + 3 + 1, 0, 0),
+        (4 + 3 + 1, 1, 1),
+        (14 + 3 + 2, 2, 2),  # the [Tool Call] line, 57 chars
+        (21 + 3 + 1, 3, 3),  # the [Tool Result] text, 86 chars
+        (2 + 3 + 2, 4, 4),
+        (11 + 100 + 3 + 1, 5, 5),  # text and label joined (46 chars), image
+    ],
+}
+
+
+def _items(tmp_path, provider: str) -> tuple[Item, ...]:
+    result = assemble(tmp_path, FIXTURE, provider=provider)
+    return prompt_items(result.payload, meter=result.assembly.meter)
+
+
+@pytest.mark.parametrize("provider", list(EXPECTED))
+def test_r_rpl_4_items_tokens_and_back_references(tmp_path, provider):
+    items = _items(tmp_path, provider)
+    assert [(i.tokens, i.message, i.source) for i in items] == EXPECTED[provider]
+    assert prompt_tokens(items) == sum(t for t, _, _ in EXPECTED[provider]) + 3
+
+
+def test_r_rpl_4_openai_totals_by_hand(tmp_path):
+    assert prompt_tokens(_items(tmp_path, "openai")) == 27 + 6 + 8 + 11 + 20 + 7 + 115 + 3
+
+
+@pytest.mark.parametrize("provider", list(EXPECTED))
+def test_r_rpl_4_keys_are_canonical_json_with_the_role(tmp_path, provider):
+    items = _items(tmp_path, provider)
+    for item in items:
+        decoded = json.loads(item.key)
+        assert item.key == json.dumps(decoded, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert ("tools" in decoded) == (item.role is None)
+        if item.role is not None:
+            assert decoded["role"] == item.role
+        assert "cache_control" not in json.dumps(decoded.get("item", {}))
+    assert len({i.key for i in items}) == len(items)
+
+
+def test_r_rpl_4_same_block_under_another_role_differs(tmp_path):
+    """'It is mild.' (assistant) and a user saying the same text are two items."""
+    body = FIXTURE.replace('text: "Look at this"', 'text: "It is mild."')
+    result = assemble(tmp_path, body, provider="anthropic")
+    items = prompt_items(result.payload, meter=result.assembly.meter)
+    mild = [i for i in items if '"text":"It is mild."' in i.key]
+    assert [i.role for i in mild] == ["assistant", "user"]
+    assert mild[0].key != mild[1].key
+
+
+def test_r_rpl_4_cache_control_is_not_part_of_the_identity(tmp_path):
+    result = assemble(tmp_path, FIXTURE, provider="anthropic")
+    marked = [b for b in result.payload.body["messages"][3]["content"] if "cache_control" in b]
+    assert marked, "the cacheable prefix ends on the answer"
+    items = prompt_items(result.payload, meter=result.assembly.meter)
+    assert items[5].key == '{"item":{"text":"It is mild.","type":"text"},"role":"assistant"}'
+
+
+def test_r_rpl_4_image_without_stored_count_is_estimated(tmp_path):
+    """R-FIX-3: no stored count → the tile estimate (a 1×1 PNG: 85 + 170)."""
+    result = assemble(tmp_path, FIXTURE.replace(", tokens: 100}", "}"), provider="anthropic")
+    items = prompt_items(result.payload, meter=result.assembly.meter)
+    assert items[-1].tokens == 255
+
+
+def test_r_rpl_4_drop_notice_has_no_source(tmp_path):
+    """R-TR-6: the image-drop notice is added by translation: no working message behind it."""
+    body = FIXTURE.replace("safety_margin: 0}", "safety_margin: 0, image_cap: 0}")
+    result = assemble(tmp_path, body)
+    items = prompt_items(result.payload, meter=result.assembly.meter)
+    assert items[-1].source is None and items[-1].message == 6 and items[-1].role == "user"
+    assert result.payload.body["messages"][-1]["content"].startswith("<system-reminder>")
