@@ -1,6 +1,7 @@
 """Fuzzing the loader (SPEC §9): any input gives a Fixture or one-line errors, never a crash.
 
-Mutations of the SPEC example also check that the compiled fast path and jsonschema agree.
+Mutations of the SPEC example also check that the compiled fast path (fastjsonschema's
+code, shipped in `schema_compiled`) and jsonschema agree.
 """
 
 from __future__ import annotations
@@ -192,7 +193,28 @@ def test_mutated_spec_example(folder: Path, doc: dict[str, Any], as_json: bool) 
     assert_loads_or_explains(str(path))
 
 
-@FUZZ
+@settings(FUZZ, max_examples=300)
 @given(doc=mutated())
 def test_fast_path_agrees_with_jsonschema(doc: dict[str, Any]) -> None:
+    """fastjsonschema's compiled check accepts exactly what jsonschema accepts."""
+    assert _fast_check()(doc) == Draft202012Validator(load_schema()).is_valid(doc)
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("messages", 0, "tokens"), 3.0),  # an integral float is an integer in JSON Schema
+        (("messages", 0, "tokens"), True),  # a boolean is not
+        (("ctxkit",), 1.0),
+        (("ctxkit",), True),
+        (("messages", 0, "tokens"), -1),
+        (("model", "max_input_tokens"), 0.5),
+        (("messages", 0, "id"), 1.5),
+        (("messages", 0, "role"), "summary"),  # then it needs summarizes_through
+        (("settings", "safety_margin"), 1),
+    ],
+)
+def test_fast_path_agrees_with_jsonschema_on_edge_values(path: tuple[Any, ...], value: Any) -> None:
+    doc = copy.deepcopy(VALID)
+    get(doc, path[:-1])[path[-1]] = value
     assert _fast_check()(doc) == Draft202012Validator(load_schema()).is_valid(doc)
