@@ -12,6 +12,7 @@ import sys
 import click
 
 from ctxkit import __version__
+from ctxkit.cli import stdout
 from ctxkit.errors import CtxkitError, ExitStatus
 
 COMMAND_MODULES = ("core", "compress", "diff", "snapshot", "importer")
@@ -45,8 +46,10 @@ def main(argv: list[str] | None = None) -> None:
         with click.Context(cli, info_name="ctxkit") as ctx:
             click.echo(cli.get_help(ctx))
         sys.exit(ExitStatus.OK)
+    stdout.guard()
     try:
         cli.main(args=args, prog_name="ctxkit", standalone_mode=False)
+        stdout.finish()
     except CtxkitError as exc:
         if debug:
             raise
