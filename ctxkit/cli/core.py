@@ -10,29 +10,38 @@ from typing import Any
 import click
 
 from ctxkit.cli import cli
-from ctxkit.cli.options import assembly_options, echo, format_option, load, load_options, run_pipeline, warn
-from ctxkit.errors import ExitStatus, InputError
+from ctxkit.cli.options import (
+    assembly_options,
+    build_options,
+    echo,
+    format_option,
+    load,
+    load_options,
+    run_pipeline,
+    warn,
+)
+from ctxkit.errors import ExitStatus, InputError, RuleError
 
 
 @cli.command()
 @click.argument("fixtures", nargs=-1, required=True)
 @load_options
 def validate(fixtures: tuple[str, ...], **kw: Any) -> None:
-    """Check fixtures against the schema and their references."""
-    from ctxkit.loading.config import resolve
+    """Check fixtures: schema, references, and that they assemble (R-ASM-2/3)."""
+    from ctxkit.assembly.pipeline import run
 
-    failed = False
+    status = ExitStatus.OK
     for path in fixtures:
         try:
-            resolve(load(path, kw))
-        except InputError as exc:
-            failed = True
+            run(load(path, kw))
+        except (InputError, RuleError) as exc:
+            status = max(status, exc.status)
             for line in exc.lines():
                 click.echo(f"error: {line}", err=True)
             continue
         click.echo(f"ok: {path}")
-    if failed:
-        raise SystemExit(ExitStatus.BAD_INPUT)
+    if status:
+        raise SystemExit(status)
 
 
 @cli.command()
@@ -109,10 +118,24 @@ def explain(fixture: str, fmt: str, **kw: Any) -> None:
     """One row per message and file: its fate and the rule behind it."""
     from ctxkit.output import dumps
 
-    rows = run_pipeline(fixture, kw).explain()
+    try:
+        rows = run_pipeline(fixture, kw).explain()
+    except RuleError:
+        _explain_unassembled(fixture, fmt, kw)
+        raise
     if fmt == "json":
         echo(dumps([r.as_json() for r in rows]))
         return
     from ctxkit.reports.explain import table
 
     echo(table(rows))
+
+
+def _explain_unassembled(fixture: str, fmt: str, kw: dict[str, Any]) -> None:
+    """The rows that can be computed without the assembly; the caller then reports its error."""
+    from ctxkit.loading.config import resolve
+    from ctxkit.output import dumps
+    from ctxkit.reports import unassembled
+
+    found = unassembled.rows(resolve(load(fixture, kw), build_options(kw)))
+    echo(dumps([r.as_json() for r in found]) if fmt == "json" else unassembled.table(found))
