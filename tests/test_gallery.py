@@ -24,7 +24,9 @@ def _run(*args: str):
     r = ctxkit(*args, expect=None)
     assert r.code in (0, 1), str(r)
     if r.code == 1:
-        assert r.out == "" and r.err.count("\n") == 1 and r.err.startswith("error: ")
+        assert r.err.count("\n") == 1 and r.err.startswith("error: ")
+        if r.out:  # explain shows the rows it could compute (SPEC §8 validate/explain)
+            return {"exit": 1, "stdout": r.out, "stderr": r.err}
         return {"exit": 1, "stderr": r.err}
     return {"exit": 0, "stdout": r.out, "stderr": r.err}
 
