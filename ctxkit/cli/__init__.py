@@ -8,6 +8,7 @@ The core never imports click; only this package does.
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import click
 
@@ -16,6 +17,7 @@ from ctxkit.cli import stdout
 from ctxkit.errors import CtxkitError, ExitStatus
 
 COMMAND_MODULES = ("core", "compress", "diff", "snapshot", "importer")
+INTERRUPTED = 130  # exit code after Ctrl-C: 128 + SIGINT, as shells report it
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -56,9 +58,13 @@ def main(argv: list[str] | None = None) -> None:
         for line in exc.lines():
             click.echo(f"error: {line}", err=True)
         sys.exit(exc.status)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            _interrupted()
         click.echo("error: aborted", err=True)
         sys.exit(ExitStatus.BAD_INPUT)
+    except KeyboardInterrupt:
+        _interrupted()
     except click.ClickException as exc:
         click.echo(f"error: {exc.format_message()}", err=True)
         sys.exit(ExitStatus.BAD_INPUT)
@@ -74,6 +80,12 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", err=True)
         sys.exit(3)
     sys.exit(ExitStatus.OK)
+
+
+def _interrupted() -> NoReturn:
+    """Ctrl-C: one line and 128 + SIGINT, as shells expect (not the bad-input code)."""
+    click.echo("error: interrupted", err=True)
+    sys.exit(INTERRUPTED)
 
 
 _register()

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ctxkit.cli import cli
-from ctxkit.cli.options import echo, warn
+from ctxkit.cli.options import checked_text, echo, warn
 from ctxkit.errors import InputError
 
 
@@ -22,7 +22,7 @@ from ctxkit.errors import InputError
 @click.option(
     "--from", "dialect", type=click.Choice(["openai", "anthropic"]), required=True, help="The format of the log."
 )
-@click.option("--model", help="Model name for the fixture (else the log's).")
+@click.option("--model", callback=checked_text, help="Model name for the fixture (else the log's).")
 @click.option(
     "--max-input-tokens",
     type=click.IntRange(min=1),

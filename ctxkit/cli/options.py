@@ -19,6 +19,26 @@ PROVIDERS = ["openai", "azure", "anthropic", "ollama", "gemini"]
 TOKENIZERS = ["cl100k_base", "o200k_base", "approx"]
 
 
+def checked_text(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Callback of string options: never empty (`--model ''` would silently mean "unset"), and
+    UTF-8 text (argv bytes that are not UTF-8 would fail later, when printed)."""
+    for item in value if isinstance(value, tuple) else (value,):
+        if isinstance(item, str):
+            if not item.strip():
+                raise click.BadParameter("must not be empty", ctx, param)
+            if param.name != "templates_file" and not _is_utf8(item):
+                raise click.BadParameter(f"{item.encode('utf-8', 'surrogateescape')!r} is not UTF-8 text", ctx, param)
+    return value
+
+
+def _is_utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def format_option(*choices: str) -> Callable[[F], F]:
     """`--format`, per command; the first choice is the default (never terminal-dependent)."""
     return click.option(
@@ -35,7 +55,11 @@ def load_options(fn: F) -> F:
     """Options of every command that reads fixtures."""
     fn = click.option("--allow-outside-paths", is_flag=True, help="Let file paths leave the fixture's folder.")(fn)
     fn = click.option(
-        "--max-size", default="64M", show_default=True, help="Largest fixture accepted (bytes, K/M/G suffixes)."
+        "--max-size",
+        callback=checked_text,
+        default="64M",
+        show_default=True,
+        help="Largest fixture accepted (bytes, K/M/G suffixes).",
     )(fn)
     return fn
 
@@ -44,13 +68,17 @@ def assembly_options(fn: F) -> F:
     """The shared overrides (SPEC §8); each wins over the fixture's own setting."""
     decorators = [
         click.option("--provider", type=click.Choice(PROVIDERS), help="Provider to build for."),
-        click.option("--model", help="Model name (changes the model-table defaults)."),
+        click.option("--model", callback=checked_text, help="Model name (changes the model-table defaults)."),
         click.option("--max-input-tokens", type=click.IntRange(min=1), help="The model's input window."),
-        click.option("--leaf", help="Message id to answer from (the branch's end)."),
+        click.option("--leaf", callback=checked_text, help="Message id to answer from (the branch's end)."),
         click.option("--tokenizer", type=click.Choice(TOKENIZERS), help="Token counter."),
-        click.option("--now", help="The clock, ISO 8601 (e.g. 2026-03-14T09:30:00Z)."),
+        click.option("--now", callback=checked_text, help="The clock, ISO 8601 (e.g. 2026-03-14T09:30:00Z)."),
         click.option(
-            "--templates", "templates_file", type=click.Path(dir_okay=False), help="YAML map of template overrides."
+            "--templates",
+            "templates_file",
+            type=click.Path(dir_okay=False),
+            callback=checked_text,
+            help="YAML map of template overrides.",
         ),
     ]
     for d in reversed(decorators):
