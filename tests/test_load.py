@@ -587,12 +587,12 @@ def test_r_fix_5_stdin() -> None:
     with pytest.raises(InputError) as caught:
         load_fixture("-", stdin=io.BytesIO(b"ctxkit: [\n"))
     (line,) = caught.value.lines()
-    assert line.startswith("-:2:1: ")
+    assert line.startswith("-:1:10: ")  # the end of the last line, not the line after it
 
 
 def test_syntax_errors_are_one_line_with_line_and_column() -> None:
-    assert errors("name: [unclosed\nleaf: x\n", head=False) == [
-        "fx.yaml:2:5: while parsing a flow sequence did not find expected ',' or ']'"
+    assert errors("name: [unclosed\nleaf: x\n", head=False) == [  # where the unclosed `[` is
+        "fx.yaml:1:7: while parsing a flow sequence did not find expected ',' or ']' (noticed at 2:5)"
     ]
     assert errors('{"ctxkit": 1 "model": {}}', name="fx.json", head=False) == [
         "fx.json:1:14: Expecting ',' delimiter"  # not YAML either: JSON's complaint is reported
@@ -614,7 +614,9 @@ def test_missing_file_and_empty_document() -> None:
     with pytest.raises(InputError) as caught:
         load_fixture("nope.yaml")
     assert caught.value.lines() == ["nope.yaml: cannot read: No such file or directory"]
-    assert errors("", head=False) == ["fx.yaml: expected object, got null"]
+    assert errors("", head=False) == ["fx.yaml: empty input (no YAML or JSON document)"]
+    assert errors("# only a comment\n", head=False) == ["fx.yaml: empty input (no YAML or JSON document)"]
+    assert errors("null\n", head=False) == ["fx.yaml: expected object, got null"]
 
 
 def test_yaml_timestamps_stay_strings() -> None:

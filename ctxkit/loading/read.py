@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ import yaml
 from ctxkit.assembly import collector
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading import domain
+from ctxkit.loading.files import TooBig, Unreadable, format_limit, read_bounded, read_regular_file
 from ctxkit.loading.refs import FloatTexts, build_fixture, template_problems
 from ctxkit.loading.schema import JsonPath, load_schema, pointer, problem, validate_document
 
@@ -49,7 +49,7 @@ def load_fixture(
     data = _read(path, max_size, stdin)
     floats: FloatTexts = {}
     with collector.paused():  # millions of objects, no cycles
-        doc = parse_document(path, _decode(path, data), floats)
+        doc = parse_document(path, _decode(path, data), floats, max_size=max_size)
         validate_document(path, doc)
         base_dir = Path.cwd() if path == "-" else Path(path).absolute().parent
         return build_fixture(
@@ -66,7 +66,7 @@ def load_templates_file(
     path: str, *, max_size: int = DEFAULT_MAX_SIZE, stdin: IO[bytes] | None = None
 ) -> tuple[tuple[str, str], ...]:
     """`--templates FILE`: a YAML (or JSON) map of template name → text, checked like `templates:`."""
-    doc = parse_document(path, _decode(path, _read(path, max_size, stdin)), {})
+    doc = parse_document(path, _decode(path, _read(path, max_size, stdin)), {}, max_size=max_size)
     if not isinstance(doc, dict):
         raise InputError(problem(path, "", "expected a map of template name → text"))
     found: list[tuple[JsonPath, str]] = [
@@ -91,28 +91,14 @@ def parse_size(text: str) -> int:
 
 
 def _read(path: str, max_size: int, stdin: IO[bytes] | None) -> bytes:
-    if path == "-":
-        data = (stdin if stdin is not None else sys.stdin.buffer).read(max_size + 1)
-    else:
-        try:
-            if os.stat(path).st_size > max_size:
-                raise _too_big(path, max_size)
-            with open(path, "rb") as handle:
-                data = handle.read(max_size + 1)
-        except OSError as exc:
-            raise InputError(problem(path, "", f"cannot read: {exc.strerror or exc}")) from None
-    if len(data) > max_size:
-        raise _too_big(path, max_size)
-    return data
-
-
-def _too_big(path: str, max_size: int) -> InputError:
-    limit = f"{max_size} bytes"
-    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if max_size % factor == 0:
-            limit = f"{max_size // factor} {unit}"
-            break
-    return InputError(problem(path, "", f"larger than the size limit of {limit} (see --max-size)"))
+    try:
+        if path == "-":
+            return read_bounded(stdin if stdin is not None else sys.stdin.buffer, max_size)
+        return read_regular_file(path, max_size)
+    except TooBig as exc:
+        raise InputError(problem(path, "", exc.args[0])) from None
+    except Unreadable as exc:
+        raise InputError(problem(path, "", f"cannot read: {exc.args[0]}")) from None
 
 
 def _decode(path: str, data: bytes) -> str:
@@ -128,18 +114,18 @@ def _decode(path: str, data: bytes) -> str:
 # --- syntax --------------------------------------------------------------------------------
 
 
-def parse_document(source: str, text: str, floats: FloatTexts) -> Any:
+def parse_document(source: str, text: str, floats: FloatTexts, *, max_size: int = DEFAULT_MAX_SIZE) -> Any:
     """JSON when the first non-blank character is `{` or `[` and it parses as JSON, else YAML.
 
     Every float's text is recorded in `floats` (by object id) so ratios stay exact decimals.
     """
     if not text.lstrip().startswith(("{", "[")):
-        return _parse_yaml(source, text, floats)
+        return _parse_yaml(source, text, floats, max_size)
     try:
         return _parse_json(source, text, floats)
     except json.JSONDecodeError as json_error:
         try:
-            return _parse_yaml(source, text, floats)  # YAML flow style, e.g. {ctxkit: 1, ...}
+            return _parse_yaml(source, text, floats, max_size)  # YAML flow style, e.g. {ctxkit: 1, ...}
         except InputError:
             pass  # it looks like JSON: JSON's complaint is the useful one
         location = f"{json_error.lineno}:{json_error.colno}"
@@ -168,7 +154,7 @@ def _parse_json(source: str, text: str, floats: FloatTexts) -> Any:
         raise _BadNumber(token)
 
     try:
-        return json.loads(text, object_pairs_hook=pairs, parse_float=number, parse_constant=constant)
+        doc = json.loads(text, object_pairs_hook=pairs, parse_float=number, parse_constant=constant)
     except _DuplicateKey:
         raise InputError(_json_duplicates(source, text)) from None
     except _BadNumber as exc:
@@ -179,10 +165,39 @@ def _parse_json(source: str, text: str, floats: FloatTexts) -> Any:
         raise
     except ValueError as exc:  # e.g. an integer with thousands of digits
         raise InputError(problem(source, "", f"invalid number: {exc}")) from None
+    if _SURROGATE_ESCAPE.search(text):
+        _refuse_lone_surrogates(source, text)
+    return doc
 
 
 class _BadNumber(ValueError):
     pass
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# Every backslash in valid JSON starts an escape: consuming `\\` pairs first and whole
+# surrogate pairs next leaves exactly the lone halves for the last alternative.
+_JSON_ESCAPES = re.compile(
+    r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})"
+)
+
+
+def _refuse_lone_surrogates(source: str, text: str) -> None:
+    """A `\\ud800` without its pair decodes to a string no output can encode: refuse it here."""
+    found = []
+    for match in _JSON_ESCAPES.finditer(text):
+        if match[1]:
+            found.append(
+                problem(source, _line_column(text, match.start()), f"lone surrogate {match[1]} (not valid Unicode)")
+            )
+    if found:
+        raise InputError(found)
+
+
+def _line_column(text: str, index: int) -> str:
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"{line}:{column}"
 
 
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]', re.DOTALL)
@@ -213,10 +228,7 @@ def _json_duplicates(source: str, text: str) -> list[Problem]:
             except ValueError:  # past the part of the text the parser accepted
                 break
             if key in keys:
-                start = match.start()
-                line = text.count("\n", 0, start) + 1
-                column = start - (text.rfind("\n", 0, start) + 1) + 1
-                found.append(problem(source, f"{line}:{column}", f"duplicate key {key!r}"))
+                found.append(problem(source, _line_column(text, match.start()), f"duplicate key {key!r}"))
             keys.add(key)
             expect_key = False
     return found or [problem(source, "", "duplicate key")]
@@ -309,30 +321,25 @@ for _tag in ("binary", "set", "omap", "pairs"):
     _FixtureLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _FixtureLoader.construct_refused)
 
 
-def _parse_yaml(source: str, text: str, floats: FloatTexts) -> Any:
+def _parse_yaml(source: str, text: str, floats: FloatTexts, max_size: int) -> Any:
     loader = _FixtureLoader(text)
     loader.floats, loader.checked, loader.key_problems = floats, set(), set()
     try:
         node = loader.get_single_node()
         if node is None:
-            return None
+            raise InputError(problem(source, "", "empty input (no YAML or JSON document)"))
         if "&" in text:  # anchors exist: aliases may multiply the document
-            _check_expansion(node)
+            _check_expansion(node, max_size)
         doc = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        message = " ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
-        location = f"{mark.line + 1}:{mark.column + 1}" if mark else ""
-        raise InputError(problem(source, location, message)) from None
+        raise InputError(_yaml_problem(source, exc, text)) from None
     except yaml.reader.ReaderError as exc:
         index = exc.position
         if exc.encoding != "unicode":  # libyaml counts UTF-8 bytes
             index = len(text.encode("utf-8")[:index].decode("utf-8", "ignore"))
-        line = text.count("\n", 0, index) + 1
-        column = index - (text.rfind("\n", 0, index) + 1) + 1
         character = exc.character if isinstance(exc.character, str) else chr(exc.character)
         message = f"{exc.reason} (character {character!r})"
-        raise InputError(problem(source, f"{line}:{column}", message)) from None
+        raise InputError(problem(source, _line_column(text, index), message)) from None
     except yaml.YAMLError as exc:
         raise InputError(problem(source, "", str(exc))) from None
     except RecursionError:
@@ -347,13 +354,38 @@ def _parse_yaml(source: str, text: str, floats: FloatTexts) -> Any:
     return doc
 
 
-def _check_expansion(root: yaml.Node) -> None:
+_OPENED = ("while parsing a flow", "while scanning a simple key", "while scanning a quoted scalar")
+
+
+def _yaml_problem(source: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
+    """A YAML error located where the user should look, counting lines as editors do.
+
+    The parser notices an unclosed quote or bracket, a missing comma, or a key without
+    its colon only at a later token, often on the next line or past the last line: the
+    place where the unfinished construct starts is the useful location then, and the
+    place it was noticed is added to the message.
+    """
+    message = " ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
+    end = len(text.rstrip())
+    mark, opened = exc.problem_mark, exc.context_mark
+    if opened is not None and (mark is None or mark.index >= end or (exc.context or "").startswith(_OPENED)):
+        if mark is not None and mark.index < end and mark.line != opened.line and mark.column > 0:
+            message += f" (noticed at {_line_column(text, mark.index)})"
+        mark = opened
+    return problem(source, "" if mark is None else _line_column(text, min(mark.index, end)), message)
+
+
+def _check_expansion(root: yaml.Node, max_size: int) -> None:
     """Refuse alias bombs and recursive aliases before anything walks the expanded data.
 
-    Sizes are memoized per node, so the walk is linear in the nodes written and stops as
-    soon as the expansion passes the bound (bounded time and memory on billion laughs).
+    Two bounds on the document as aliases expand it: its nodes, and the characters of
+    its scalars (each alias counts its anchor's text again), which may not pass the
+    size limit, so a large string referenced many times cannot multiply memory and time.
+    Sizes are memoized per node: the walk is linear in the nodes written and stops as
+    soon as a bound is passed.
     """
-    sizes: dict[int, int] = {}
+    sizes: dict[int, int] = {}  # expanded node count per node
+    chars: dict[int, int] = {}  # expanded scalar characters per node
     on_path: set[int] = set()
     stack: list[tuple[yaml.Node, list[yaml.Node] | None]] = [(root, None)]
     while stack:
@@ -362,9 +394,13 @@ def _check_expansion(root: yaml.Node) -> None:
         if children is not None:
             on_path.discard(key)
             sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            chars[key] = len(node.value) if isinstance(node, yaml.ScalarNode) else sum(chars[id(c)] for c in children)
             if sizes[key] - len(sizes) > MAX_ALIAS_EXPANSION:
-                raise yaml.composer.ComposerError(
-                    None, None, "aliases expand the document too much (alias bomb?)", node.start_mark
+                raise _expansion_error("aliases expand the document too much (alias bomb?)", node)
+            if chars[key] > max_size:
+                limit = format_limit(max_size)
+                raise _expansion_error(
+                    f"aliases expand the document past the size limit of {limit} (see --max-size)", node
                 )
         elif key not in sizes:
             if key in on_path:
@@ -373,6 +409,10 @@ def _check_expansion(root: yaml.Node) -> None:
             children = _children(node)
             stack.append((node, children))
             stack.extend((child, None) for child in children if id(child) not in sizes)
+
+
+def _expansion_error(message: str, node: yaml.Node) -> yaml.composer.ComposerError:
+    return yaml.composer.ComposerError(None, None, message, node.start_mark)
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ctxkit.errors import InputError
 from ctxkit.loading import domain
+from ctxkit.loading.files import Missing, TooBig, Unreadable, read_regular_file
 from ctxkit.loading.schema import JsonPath, pointer, problem, sort_key
 
 FloatTexts = dict[int, tuple[float, str]]  # id(float) -> (the float, its text as written)
@@ -162,14 +163,11 @@ def _check_references(
                 parents[m.id] = parent
                 backward = backward or target.index >= m.index
         if m.files:
-            for position, file_id in enumerate(m.files):
-                if file_id not in file_ids:
-                    found.append((("messages", m.index, "files", position), f"unknown file id {file_id!r}"))
+            found.extend(_attachment_problems(m.files, ("messages", m.index, "files"), file_ids))
         if m.summarizes_through is not None and m.summarizes_through not in by_id:
             found.append((("messages", m.index, "summarizes_through"), f"unknown message id {m.summarizes_through!r}"))
-    for position, file_id in enumerate(doc.get("project_files", [])):
-        if str(file_id) not in file_ids:
-            found.append((("project_files", position), f"unknown file id {str(file_id)!r}"))
+    if "project_files" in doc:
+        found.extend(_attachment_problems(map(str, doc["project_files"]), ("project_files",), file_ids))
     if "leaf" in doc:
         leaf = by_id.get(str(doc["leaf"]))
         if leaf is None:
@@ -180,6 +178,17 @@ def _check_references(
         found.extend(_cycles(parents, by_id))
     if any(m.summarizes_through in by_id for m in messages if m.role is domain.Role.SUMMARY):
         found.extend(_summary_ancestry(messages, parents, by_id))
+
+
+def _attachment_problems(ids: Iterable[str], at: JsonPath, file_ids: set[str]) -> Iterator[tuple[JsonPath, str]]:
+    """Each listed file id must exist, and be listed once (a repeat would send the file twice)."""
+    first: dict[str, int] = {}
+    for position, file_id in enumerate(ids):
+        if file_id not in file_ids:
+            yield (*at, position), f"unknown file id {file_id!r}"
+        elif file_id in first:
+            yield (*at, position), f"file {file_id!r} is listed twice (first at {pointer((*at, first[file_id]))})"
+        first.setdefault(file_id, position)
 
 
 def _cycles(
@@ -198,10 +207,21 @@ def _cycles(
             cycle = walk[walk.index(node) :]
             first = min(cycle, key=lambda mid: by_id[mid].index)
             at = cycle.index(first)
-            names = " → ".join(repr(mid) for mid in [*cycle[at:], *cycle[:at], first])
-            yield ("messages", by_id[first].index, "parent"), f"parent cycle: {names}"
+            yield ("messages", by_id[first].index, "parent"), _cycle_text([*cycle[at:], *cycle[:at]])
         for visited in walk:
             state[visited] = 2
+
+
+def _cycle_text(cycle: list[str], shown: int = 4) -> str:
+    """`parent cycle: 'a' → 'b' → 'a'`; a long cycle gives its length and its first ids only."""
+    if len(cycle) <= shown + 1:
+        return "parent cycle: " + " → ".join(map(_short_id, [*cycle, cycle[0]]))
+    names = " → ".join(map(_short_id, cycle[:shown]))
+    return f"parent cycle of {len(cycle)} messages: {names} → … → {_short_id(cycle[0])}"
+
+
+def _short_id(mid: str) -> str:
+    return repr(mid[:40]) + ("…" if len(mid) > 40 else "")
 
 
 def _summary_ancestry(
@@ -366,13 +386,12 @@ def _read_file(
             if relative.is_absolute() or not target.resolve().is_relative_to(inside):
                 found.append((at, f"{name!r} is outside the fixture's folder (see --allow-outside-paths)"))
                 return None
-        if target.stat().st_size > max_size:
-            found.append((at, f"{name!r} is larger than the size limit of {max_size} bytes"))
-            return None
-        return target.read_bytes()
-    except FileNotFoundError:
+        return read_regular_file(target, max_size)
+    except TooBig as exc:
+        found.append((at, f"{name!r} is {exc.args[0]}"))
+    except Missing:
         found.append((at, f"file not found: {name!r}"))
-    except (OSError, ValueError, RuntimeError) as exc:  # ValueError: NUL; RuntimeError: link loop
+    except (Unreadable, OSError, ValueError, RuntimeError) as exc:  # ValueError: NUL; RuntimeError: link loop
         found.append((at, f"cannot read {name!r}: {getattr(exc, 'strerror', None) or exc}"))
     return None
 

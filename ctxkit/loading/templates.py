@@ -24,6 +24,9 @@ Today is {{CURRENT_DATETIME}}.
 
 {{CITATION_GUIDANCE}}"""
 
+# Filled in the base system prompt (see assembly/system.py); no other template has them.
+SYSTEM_PLACEHOLDERS = ("CURRENT_DATETIME", "REMINDER_TAG_DESCRIPTION", "CITATION_GUIDANCE")
+
 # name -> (default text, slots)
 BUILTIN: dict[str, tuple[str, tuple[str, ...]]] = {
     "system_prompt": (_SYSTEM_PROMPT, ()),
@@ -170,10 +173,44 @@ def check_override(name: str, text: object) -> str | None:
         return f"unknown template name {name!r} (see `ctxkit templates`)"
     if not isinstance(text, str):
         return f"template {name!r} must be a string"
-    missing = [s for s in BUILTIN[name][1] if "{" + s + "}" not in text]
+    slots = BUILTIN[name][1]
+    missing = [s for s in slots if "{" + s + "}" not in text]
     if missing:
-        return f"template {name!r} is missing its slot(s) " + ", ".join("{" + s + "}" for s in missing)
+        return _brace_problem(name, text, slots) or (
+            f"template {name!r} is missing its slot(s) " + ", ".join("{" + s + "}" for s in missing)
+        )
+    return _brace_problem(name, text, slots)
+
+
+# An opening brace before a word: `{{WORD}}`, `{word}` or `{word` (unclosed).
+_BRACED_WORD = re.compile(r"\{\{(\w+)\}\}|\{(\w+)\}|\{(\w+)")
+
+
+def _brace_problem(name: str, text: str, slots: tuple[str, ...]) -> str | None:
+    """A `{` directly before a name starts a slot: it must be one of the template's own.
+
+    `system_prompt` has its `{{PLACEHOLDER}}`s instead. Any other brace is literal text,
+    so JSON such as `{"a": 1}` or `{ x }` can be written; `{name` without its `}` or a
+    slot the template does not have is a mistake (a typo, another template's slot).
+    """
+    for match in _BRACED_WORD.finditer(text):
+        placeholder, slot, unclosed = match.groups()
+        if placeholder is not None and name == "system_prompt" and placeholder in SYSTEM_PLACEHOLDERS:
+            continue
+        if slot is not None and slot in slots:
+            continue
+        if unclosed is not None:
+            problem = f"has an unclosed slot {match[0]!r}"
+        else:
+            problem = f"has an unknown {'slot' if placeholder is None else 'placeholder'} {match[0]!r}"
+        return f"template {name!r} {problem} ({_allowed(name, slots)})"
     return None
+
+
+def _allowed(name: str, slots: tuple[str, ...]) -> str:
+    if name == "system_prompt":
+        return "its placeholders: " + ", ".join("{{" + p + "}}" for p in SYSTEM_PLACEHOLDERS)
+    return "its slots: " + ", ".join("{" + s + "}" for s in slots) if slots else "it has no slots"
 
 
 def validate_overrides(overrides: Mapping[str, object]) -> list[tuple[str, str]]:

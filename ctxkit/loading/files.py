@@ -1,0 +1,87 @@
+"""Bytes from the file system for the loader: regular files only, every read bounded.
+
+Input: a path and a size limit. Output: the file's bytes, or `Unreadable` saying why
+not. `stat()` reports 0 bytes for devices and FIFOs, so the size is checked while
+reading as well: at most limit + 1 bytes are ever read, and a FIFO, device or
+directory is refused before a single byte is read from it (opened non-blocking, so
+a FIFO without a writer cannot hang the run).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import IO
+
+_CHUNK = 1024 * 1024
+
+
+class Unreadable(Exception):
+    """Why a file cannot be read; `args[0]` is the message (without the file name)."""
+
+
+class Missing(Unreadable):
+    """There is no file by that name."""
+
+
+class TooBig(Unreadable):
+    """The file (or stream) has more bytes than the limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"larger than the size limit of {format_limit(limit)} (see --max-size)")
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (symlinks followed)."""
+    try:
+        _check_kind(os.stat(path).st_mode)  # refuse devices without even opening them
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError as exc:
+        raise Missing(exc.strerror or str(exc)) from None
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc)) from None
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        try:
+            info = os.fstat(fd)
+            _check_kind(info.st_mode)  # what was opened, not what the name pointed to before
+            if info.st_size > limit:
+                raise TooBig(limit)
+            return read_bounded(handle, limit)
+        except OSError as exc:
+            raise Unreadable(exc.strerror or str(exc)) from None
+
+
+def read_bounded(stream: IO[bytes], limit: int) -> bytes:
+    """Read a stream to its end, refusing it as soon as it passes `limit` bytes."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = stream.read(min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise TooBig(limit)
+
+
+def format_limit(limit: int) -> str:
+    """A size in one binary unit that --max-size also accepts: `64 MiB`, `512 KiB`, `1000 bytes`."""
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if limit % factor == 0:
+            return f"{limit // factor} {unit}"
+    return f"{limit} bytes"
+
+
+def _check_kind(mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise Unreadable("is a directory")
+    if stat.S_ISFIFO(mode):
+        raise Unreadable("not a regular file (a FIFO)")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise Unreadable("not a regular file (a device)")
+    if stat.S_ISSOCK(mode):
+        raise Unreadable("not a regular file (a socket)")
+    raise Unreadable("not a regular file")
