@@ -10,7 +10,7 @@ import pytest
 from ctxkit.errors import RuleError
 from ctxkit.translate.openai import is_reasoning_model
 
-from .helpers import assemble, fates, keys, texts
+from .helpers import assemble, fates, keys, texts, write
 
 
 def small(window: int = 10000, *, settings: str = "", prompts: str = "") -> str:
@@ -98,24 +98,70 @@ messages:
     assert fates(r)["2"] == ("after_last_user", "R-TURN-1")
 
 
-def test_r_turn_2_derived_state_and_last_cycle(tmp_path):
-    r = assemble(
+def test_r_turn_2_state_derived_from_in_flight(tmp_path):
+    """R-TURN-2: two in-flight cycles, a web search then another tool: the search latches."""
+    from ctxkit.assembly.system import Turn, turn_state
+    from ctxkit.loading.read import load_fixture
+
+    path = write(
         tmp_path,
         small()
         + """\
-tools: [web_search, open_url]
-turn: {cycle: 5}
-messages:
-  - {id: 1, role: user, text: "q"}
+messages: [{id: 1, role: user, text: q}]
 in_flight:
   - {role: assistant, tool_calls: [{id: w, name: web_search, args: {}}]}
-  - {role: tool, tool_call_id: w, text: "r"}
+  - {role: tool, tool_call_id: w, text: r}
+  - {role: assistant, tool_calls: [{id: g, name: get_x, args: {}}]}
+  - {role: tool, tool_call_id: g, text: r}
 """,
     )
-    reminder = texts(r)[-1][1]
-    # last cycle (5 == 6 - 1): the open-url reminder is not chosen, the last-cycle notice is
-    assert "last chance" in reminder
-    assert "Cite" in r.payload.body["messages"][0]["content"] or "cite" in reminder
+    state = turn_state(load_fixture(str(path)))
+    # cycle = 2 calling assistant messages; the latest calls only get_x; searched latches
+    expected = Turn(
+        cycle=2,
+        max_cycles=6,
+        just_ran_web_search=False,
+        ran_image_generation=False,
+        searched=True,
+        generated_files=False,
+    )
+    assert state == expected
+    assert not state.last_cycle  # 2 != 6 - 1
+
+
+# Marker texts instead of the built-in wording: the tests below check which parts are chosen.
+MARKERS = (
+    "templates: {reminder.last_cycle: LAST, reminder.citation: CITE, reminder.open_url: OPEN, "
+    "citation_guidance: GUIDE, tool_guidance.search: '', tool_guidance.web_search: '', "
+    "tool_guidance.open_url: ''}\n"
+)
+WEB_SEARCH_JUST_RAN = """\
+tools: [web_search, open_url]
+messages: [{id: 1, role: user, text: q}]
+in_flight:
+  - {role: assistant, tool_calls: [{id: w, name: web_search, args: {}}]}
+  - {role: tool, tool_call_id: w, text: r}
+"""
+
+
+def test_r_turn_2_last_cycle_replaces_the_open_url_reminder(tmp_path):
+    """R-TURN-2 + R-REM-1: `turn: {cycle: 5}` makes this the last cycle (5 == 6 - 1), so the
+    open-url reminder is not chosen; the reminder is the last-cycle notice then the citation one."""
+    r = assemble(tmp_path, small() + MARKERS + "turn: {cycle: 5}\n" + WEB_SEARCH_JUST_RAN)
+    assert texts(r)[-1] == ("user", "<system-reminder>\nLAST\n\nCITE\n</system-reminder>")
+
+
+def test_r_turn_2_not_last_cycle_keeps_the_open_url_reminder(tmp_path):
+    """R-TURN-2 + R-REM-1: the derived cycle is 1, not the last: the open-url reminder wins."""
+    r = assemble(tmp_path, small() + MARKERS + WEB_SEARCH_JUST_RAN)
+    assert texts(r)[-1] == ("user", "<system-reminder>\nOPEN\n</system-reminder>")
+
+
+def test_r_turn_2_searched_puts_citation_guidance_in_the_system_prompt(tmp_path):
+    """R-TURN-2 + R-SYS-3: the in-flight web search sets `searched`; the base prompt "S" has no
+    placeholder, so the guidance is appended after a blank line."""
+    r = assemble(tmp_path, small() + MARKERS + "turn: {cycle: 5}\n" + WEB_SEARCH_JUST_RAN)
+    assert texts(r)[0] == ("system", "S\n\nGUIDE")
 
 
 # --- R-CONV ---------------------------------------------------------------
@@ -435,17 +481,51 @@ def test_r_proj_2_documents_message_and_r_proj_3_drift(tmp_path):
     assert r.budget()["segments"][3]["tokens"] == 110 + r.assembly.meter.text(t[-2][1])
 
 
-def test_r_proj_1_all_or_nothing_threshold(tmp_path):
-    # reserved: the worst-case system prompt; threshold = (1000 - reserved) * 0.6
-    r = assemble(tmp_path, PROJECT % 100)
-    threshold = r.assembly.project.threshold
-    at = int(threshold) - 10  # p1 + p2 == threshold exactly -> not injected
-    if threshold == int(threshold):
-        r2 = assemble(tmp_path, PROJECT % at)
-        assert r2.assembly.project.documents is None
-        assert fates(r2)["project:p1"] == ("search_filter", "R-PROJ-1")
-    r3 = assemble(tmp_path, PROJECT % (int(threshold) - 11))
-    assert r3.assembly.project.documents is not None
+# No base prompt and no agent: reserved is 0 (R-SYS-6), so the threshold is window × 0.6.
+NO_BASE = """\
+model: {provider: openai, name: test-model, max_input_tokens: %d}
+tokenizer: approx
+settings: {safety_margin: 0}
+prompts: {system: "", datetime_aware: false}
+files:
+  - {id: p1, name: one.md, kind: text, text: "one", tokens: %d}
+  - {id: p2, name: two.md, kind: text, text: "two", tokens: 10}
+project_files: [p1, p2]
+messages: [{id: 1, role: user, text: q}]
+"""
+
+
+def test_r_proj_1_total_at_the_threshold_injects_nothing(tmp_path):
+    """R-PROJ-1: 590 + 10 = 600 = 1000 × 0.6: not below the threshold, so none is injected."""
+    r = assemble(tmp_path, NO_BASE % (1000, 590))
+    assert r.assembly.reserved == 0
+    assert r.assembly.project.documents is None
+    assert fates(r)["project:p1"] == ("search_filter", "R-PROJ-1")
+    assert fates(r)["project:p2"] == ("search_filter", "R-PROJ-1")
+
+
+def test_r_proj_1_total_below_the_threshold_injects_all(tmp_path):
+    """R-PROJ-1: 589 + 10 = 599 < 600: both documents go into the one documents message."""
+    r = assemble(tmp_path, NO_BASE % (1000, 589))
+    assert fates(r)["project:p1"] == ("kept", "R-PROJ-2")
+    assert r.assembly.meter.of(r.assembly.project.documents) == 599
+
+
+@pytest.mark.parametrize(("p1", "injected"), [(591, True), (592, False)])
+def test_r_proj_1_fractional_threshold(tmp_path, p1, injected):
+    """R-PROJ-1: 1003 × 0.6 = 601.8 exactly; 601 tokens fit under it, 602 do not."""
+    r = assemble(tmp_path, NO_BASE % (1003, p1))
+    assert (r.assembly.project.documents is not None) is injected
+
+
+@pytest.mark.parametrize(("p1", "injected"), [(0, True), (1, False)])
+def test_r_proj_1_threshold_is_exact_decimal(tmp_path, p1, injected):
+    """R-PROJ-1 + R-FIX-3: 100 × 0.07 is exactly 7 (binary floats give 7.000000000000001, under
+    which a 7-token project would wrongly fit)."""
+    body = (NO_BASE % (100, p1)).replace("safety_margin: 0}", "safety_margin: 0, project_files_max_ratio: 0.07}")
+    body = body.replace("tokens: 10}", "tokens: 6}")
+    r = assemble(tmp_path, body)
+    assert (r.assembly.project.documents is not None) is injected
 
 
 def test_r_proj_1_without_vector_db_becomes_read_file_list(tmp_path):
@@ -648,11 +728,51 @@ def test_r_file_3_converging_eviction(tmp_path):
     assert "3#file0" not in keys(r)
 
 
-def test_r_file_3_list_cut_when_nothing_left(tmp_path):
-    r = assemble(tmp_path, small(62) + "tools: [read_file]\n" + FILES)
-    b = r.budget()
-    assert b["used_tokens"] <= b["available_tokens"]
-    assert any("left out of the read_file list" in w for w in r.warnings) or r.assembly.segments["forgotten_files"]
+# Five forgotten text files, each listed as `- file_id="a" filename="a.txt" (~1,000 chars)`
+# (45 characters). With the 156-character header, a list of n entries has 156 + 46·n
+# characters, so approx counts (156 + 46·n) // 4 = 39, 50, 62, 73, 85, 96 tokens for n = 0…5.
+_FILE_LINES = "\n".join(
+    f"  - {{id: {x}, name: {x}.txt, kind: text, text: x, tokens: 100, chars: 1000}}" for x in "abcde"
+)
+MANY_FILES = (
+    """\
+tools: [read_file]
+files:
+"""
+    + _FILE_LINES
+    + """
+messages:
+  - {id: 1, role: user, text: q1, tokens: 1, files: [a, b, c, d, e]}
+  - {id: 2, role: assistant, text: a1, tokens: 1}
+  - {id: 3, role: user, text: q3, tokens: 1}
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("window", "listed"),
+    [
+        (64, "ab"),  # room 62: two entries fit exactly, three (73) do not
+        (63, "a"),  # room 61: one entry (50)
+        (75, "abc"),  # room 73: three entries fit exactly, four (85) do not
+        (41, ""),  # room 39: not even one entry (50): no list at all
+    ],
+)
+def test_r_file_3_list_cut_when_nothing_left(tmp_path, window, listed):
+    """R-FILE-3: room = window − 1 (system "S") − 1 (q3). Truncation keeps q1 and a1 (the files
+    cost 100 each); the full list (96) does not fit, so both are evicted, and the list keeps
+    the longest prefix of entries that fits, with a warning counting the rest."""
+    r = assemble(tmp_path, small(window) + MANY_FILES)
+    assert keys(r) == ["system", *(["forgotten_files"] if listed else []), "3"]
+    assert fates(r)["1"] == fates(r)["2"] == ("truncated", "R-FILE-3")
+    listing = r.assembly.segments["forgotten_files"]
+    lines = listing[0].text.splitlines()[1:] if listing else []
+    assert lines == [f'- file_id="{x}" filename="{x}.txt" (~1,000 chars)' for x in listed]
+    left_out = 5 - len(listed)
+    assert r.warnings == [
+        f"{left_out} forgotten file(s) were left out of the read_file list: "
+        "it does not fit the history budget (R-FILE-3)"
+    ]
 
 
 # --- R-REM ----------------------------------------------------------------
