@@ -1,37 +1,98 @@
-"""The built-in model table (R-FIX-0)."""
+"""The built-in model table (R-FIX-0): read as written, checked against tiktoken, and its precedence.
+
+The values themselves are data (ctxkit/data/models.json); the tests do not restate them.
+They check that the lookup returns each row unchanged, that the OpenAI tokenizer column
+agrees with tiktoken's own model map, how names are normalised, and the precedence
+option > the fixture's field > the table.
+"""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ctxkit.loading import models
+from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import TOKENIZERS, Provider
 from ctxkit.loading.models import DEFAULTS_FOR_UNKNOWN, ModelInfo, known_models, lookup
+from ctxkit.loading.read import load_fixture
 
 
-@pytest.mark.parametrize(
-    ("provider", "name", "expected"),
-    [
-        ("openai", "gpt-4o", ModelInfo(128000, True, 16384, "o200k_base")),
-        ("openai", "gpt-4.1-mini", ModelInfo(1047576, True, 32768, "o200k_base")),
-        ("openai", "gpt-5.1", ModelInfo(272000, True, 128000, "o200k_base")),
-        ("openai", "o3-mini", ModelInfo(200000, False, 100000, "o200k_base")),
-        ("openai", "gpt-4-turbo", ModelInfo(128000, True, 4096, "cl100k_base")),
-        ("openai", "gpt-3.5-turbo", ModelInfo(16385, False, 4096, "cl100k_base")),
-        ("anthropic", "claude-sonnet-4-5", ModelInfo(200000, True, 64000, "cl100k_base")),
-        ("anthropic", "claude-opus-4-1", ModelInfo(200000, True, 32000, "cl100k_base")),
-        ("anthropic", "claude-3-5-haiku-latest", ModelInfo(200000, True, 8192, "cl100k_base")),
-        ("gemini", "gemini-2.5-pro", ModelInfo(1048576, True, 65536, "cl100k_base")),
-        ("gemini", "gemini-2.0-flash", ModelInfo(1048576, True, 8192, "cl100k_base")),
-        ("ollama", "llama3.1", ModelInfo(131072, False, 4096, "cl100k_base")),
-        ("ollama", "llava", ModelInfo(32768, True, 4096, "cl100k_base")),
-    ],
-)
-def test_r_fix_0_lookup(provider: str, name: str, expected: ModelInfo) -> None:
-    """R-FIX-0: the table supplies window, images, output limit and tokenizer."""
-    assert lookup(provider, name) == expected
+def _rows() -> list[tuple[str, str, dict[str, Any]]]:
+    raw = json.loads(models._TABLE_PATH.read_text(encoding="utf-8"))
+    return [(provider, name, row) for provider, rows in raw["models"].items() for name, row in rows.items()]
+
+
+@pytest.mark.parametrize(("provider", "name", "row"), _rows(), ids=[f"{p}/{n}" for p, n, _ in _rows()])
+def test_r_fix_0_lookup_returns_the_row_as_written(provider: str, name: str, row: dict[str, Any]) -> None:
+    """R-FIX-0: the lookup gives each row of models.json back unchanged (the data is the table's)."""
+    assert lookup(provider, name) == ModelInfo(
+        row["max_input_tokens"], row["supports_images"], row["max_output_tokens"], row["tokenizer"]
+    )
+
+
+@pytest.mark.parametrize("name", known_models("openai"))
+def test_r_fix_0_openai_tokenizers_agree_with_tiktoken(name: str) -> None:
+    """R-FIX-0: an independent source for the OpenAI tokenizer column: tiktoken's own model map."""
+    from tiktoken.model import encoding_name_for_model
+
+    info = lookup("openai", name)
+    assert info is not None and info.tokenizer == encoding_name_for_model(name)
+
+
+PRECEDENCE = """\
+ctxkit: 1
+model: {provider: openai, name: gpt-4o%s}
+messages: [{id: 1, role: user, text: q}]
+"""
+
+
+def _effective(tmp_path: Path, model_fields: str = "", **options: Any) -> Effective:
+    path = tmp_path / "f.yaml"
+    path.write_text(PRECEDENCE % model_fields, encoding="utf-8")
+    return resolve(load_fixture(str(path)), Options(**options))
+
+
+def test_r_fix_0_table_fills_what_the_fixture_leaves_out(tmp_path: Path) -> None:
+    """R-FIX-0: gpt-4o without a window, image flag, output limit or tokenizer takes its row."""
+    eff = _effective(tmp_path)
+    row = lookup("openai", "gpt-4o")
+    assert row is not None
+    assert (eff.max_input_tokens, eff.supports_images, eff.max_output_tokens, eff.tokenizer) == (
+        row.max_input_tokens,
+        row.supports_images,
+        row.max_output_tokens,
+        row.tokenizer,
+    )
+
+
+def test_r_fix_0_fixture_fields_beat_the_table(tmp_path: Path) -> None:
+    """R-FIX-0: values the fixture sets win over the model table's."""
+    eff = _effective(tmp_path, ", max_input_tokens: 1000, supports_images: false, max_output_tokens: 7")
+    assert (eff.max_input_tokens, eff.supports_images, eff.max_output_tokens) == (1000, False, 7)
+
+
+def test_r_fix_0_model_option_changes_table_defaults_not_fixture_values(tmp_path: Path) -> None:
+    """R-FIX-0: `--model gpt-3.5-turbo` brings that row's defaults, but the fixture's own
+    window stays; the option itself wins over the fixture's model name."""
+    eff = _effective(tmp_path, ", max_input_tokens: 1000", model="gpt-3.5-turbo")
+    row = lookup("openai", "gpt-3.5-turbo")
+    assert row is not None
+    assert (eff.model, eff.max_input_tokens, eff.tokenizer, eff.supports_images) == (
+        "gpt-3.5-turbo",
+        1000,
+        row.tokenizer,
+        row.supports_images,
+    )
+
+
+def test_r_fix_0_option_beats_the_fixture(tmp_path: Path) -> None:
+    """R-FIX-0: `--max-input-tokens` and `--tokenizer` win over the fixture's fields."""
+    eff = _effective(tmp_path, ", max_input_tokens: 1000", max_input_tokens=500, tokenizer="approx")
+    assert (eff.max_input_tokens, eff.tokenizer) == (500, "approx")
 
 
 def test_r_fix_0_azure_shares_openai_and_accepts_prefix() -> None:
