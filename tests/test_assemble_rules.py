@@ -508,7 +508,8 @@ def test_r_proj_1_total_below_the_threshold_injects_all(tmp_path):
     """R-PROJ-1: 589 + 10 = 599 < 600: both documents go into the one documents message."""
     r = assemble(tmp_path, NO_BASE % (1000, 589))
     assert fates(r)["project:p1"] == ("kept", "R-PROJ-2")
-    assert r.assembly.meter.of(r.assembly.project.documents) == 599
+    documents = r.assembly.project.documents
+    assert documents is not None and r.assembly.meter.of(documents) == 599
 
 
 @pytest.mark.parametrize(("p1", "injected"), [(591, True), (592, False)])
