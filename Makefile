@@ -8,6 +8,7 @@ CTXKIT := $(VENV)/bin/ctxkit
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
+	-$(PIP) uninstall -q -y ctxkit 2>/dev/null  # the distribution's old name (now ctxkit-cli)
 	$(PIP) install -q -e '.[test,lint]'
 	touch $@
 

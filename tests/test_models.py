@@ -170,3 +170,29 @@ def test_r_fix_0_table_is_well_formed() -> None:
             assert info.max_input_tokens > 0 and info.max_output_tokens > 0
     for target in raw["aliases"].values():
         assert any(target in known_models(p) for p in raw["models"]), target
+
+
+@pytest.mark.parametrize(
+    ("provider", "name", "owner"),
+    [
+        ("anthropic", "gpt-4o", "openai"),  # the table knows it for another provider
+        ("gemini", "o3-mini", "openai"),
+        ("openai", "claude-sonnet-4-5", "anthropic"),
+        ("ollama", "gemini-2.5-pro", "gemini"),
+        ("openai", "claude-9-future", "anthropic"),  # unknown, but plainly of that shape
+        ("anthropic", "gpt-6", "openai"),
+        ("azure", "gpt-4o", None),  # Azure serves the OpenAI table
+        ("openai", "gpt-4o-2024-08-06", None),
+        ("gemini", "models/gemini-2.5-pro", None),
+        ("openai", "llama3.1", None),  # open weights: served by OpenAI-compatible servers too
+        ("ollama", "gpt-oss:20b", None),
+        ("anthropic", "my-fine-tune", None),
+    ],
+)
+def test_provider_mismatch_names_the_models_own_provider(provider, name, owner):
+    """Issue 11.19: `--provider anthropic` on a gpt-4o fixture must not send "model": "gpt-4o" without a word."""
+    assert models.owner_elsewhere(provider, name) == owner
+    warning = models.provider_mismatch(provider, name)
+    assert (warning is None) == (owner is None)
+    if warning:
+        assert warning.startswith(f"model {name!r} belongs to {owner}, but the request is built for {provider}")

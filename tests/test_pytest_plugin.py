@@ -154,6 +154,105 @@ def test_missing(ctxkit_snapshot):
     assert "Traceback" not in result.stdout.str()
 
 
+def test_ctxkit_snapshot_checks_its_options_with_the_command_lines_rules(project):
+    """Issue 11.9: the values the command line refuses are refused, with its messages; none is pinned."""
+    project.makepyfile(
+        test_golden="""\
+import pytest
+
+@pytest.mark.parametrize("kw", [
+    {"max_input_tokens": 0}, {"max_input_tokens": -5}, {"max_input_tokens": 1.5},
+    {"max_input_tokens": True}, {"provider": "openia"},
+])
+def test_bad(ctxkit_snapshot, kw):
+    ctxkit_snapshot("fixtures/plain_chat.yaml", **kw)
+
+def test_text_window_as_typed(ctxkit_snapshot):
+    ctxkit_snapshot("fixtures/plain_chat.yaml", max_input_tokens="4000")
+"""
+    )
+    result = run(project, "--snapshot-update")
+    result.assert_outcomes(failed=5, passed=1)
+    bad = "fixtures/plain_chat.yaml {}: not compared: Invalid value for {}"
+    result.stdout.fnmatch_lines_random(
+        [
+            bad.format("max_input_tokens=0", "'--max-input-tokens': 0 is not in the range x>=1."),
+            bad.format("max_input_tokens=-5", "'--max-input-tokens': -5 is not in the range x>=1."),
+            bad.format("max_input_tokens=1.5", "'--max-input-tokens': '1.5' is not a valid integer range."),
+            bad.format("max_input_tokens=True", "'--max-input-tokens': 'True' is not a valid integer range."),
+            bad.format("provider='openia'", "'--provider': 'openia' is not one of 'openai', 'azure', *"),
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    written = sorted(p.name for p in (project.path / "__snapshots__" / "test_golden").iterdir())
+    assert written == ["test_text_window_as_typed[plain_chat.max4000].json"]  # "4000" as the command line takes it
+
+
+def test_after_a_mismatch_the_other_snapshots_are_still_compared(project):
+    """Issue 11.20: the first difference no longer stops the test, so syrupy never calls the rest unused."""
+    project.makepyfile(
+        test_golden="""\
+def test_plain(ctxkit_snapshot):
+    ctxkit_snapshot("fixtures/plain_chat.yaml")
+    ctxkit_snapshot("fixtures/truncation.yaml")
+    ctxkit_snapshot("fixtures/plain_chat.yaml", provider="anthropic")
+"""
+    )
+    run(project, "--snapshot-update").assert_outcomes(passed=1)
+    edit_question(project)
+    result = run(project)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "unused" not in out
+    result.stdout.fnmatch_lines(["*2 snapshots failed. 1 snapshot passed.*"])
+    assert "test_plain[plain_chat].json differs for fixtures/plain_chat.yaml " in out
+    assert "test_plain[plain_chat.anthropic].json differs for fixtures/plain_chat.yaml provider='anthropic' " in out
+
+
+def test_a_plain_assertion_failure_still_shows_the_snapshot_differences(project):
+    project.makepyfile(
+        test_golden="""\
+def test_plain(ctxkit_snapshot):
+    ctxkit_snapshot("fixtures/plain_chat.yaml")
+    assert 1 == 2
+"""
+    )
+    run(project, "--snapshot-update").assert_outcomes(failed=1)
+    edit_question(project)
+    result = run(project)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*assert 1 == 2*", "*- Captured ctxkit snapshots call -*", "ctxkit snapshot *differs*"]
+    )
+
+
+def test_without_syrupy_the_error_names_the_pytest_extra(project):
+    """Issue 11.20 / 12.9: not pytest's "fixture 'snapshot' not found", but which extra to install."""
+    result = run(project, "-p", "no:syrupy")
+    result.assert_outcomes(errors=1)  # at the fixture's set-up
+    out = result.stdout.str()
+    assert "the ctxkit_snapshot fixture needs syrupy: install the pytest extra, pip install 'ctxkit-cli[pytest]'" in out
+    assert "fixture 'snapshot' not found" not in out
+    result = run(project, "-p", "no:syrupy", "--ctxkit-fixtures", "fixtures")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ctxkit-fixtures needs syrupy: install the pytest extra*"])
+
+
+def test_syrupy_range_is_pinned_and_its_bounds_checked():
+    """Issue 12.9: the plugin uses syrupy's session (no public accessor), so the tested range is pinned."""
+    import tomllib
+
+    from ctxkit.snapshots import pytest_plugin as plugin
+
+    pyproject = tomllib.loads((FIXTURES.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    (low, high) = (".".join(map(str, v)) for v in plugin.SYRUPY_TESTED)
+    assert f"syrupy>={low},<{high}" in pyproject["project"]["optional-dependencies"]["pytest"]
+    assert plugin.syrupy_supported(importlib.metadata.version("syrupy"))  # what the tests ran with
+    assert plugin.syrupy_supported(low + ".0") and not plugin.syrupy_supported(high + ".0")
+    below = f"{plugin.SYRUPY_TESTED[0][0]}.{plugin.SYRUPY_TESTED[0][1] - 1}" if plugin.SYRUPY_TESTED[0][1] else "6.99"
+    assert not plugin.syrupy_supported(below)
+
+
 def test_ctxkit_fixtures_collects_one_item_per_fixture(project):
     result = run(project, "--ctxkit-fixtures", "fixtures", "--collect-only", "-q")
     result.stdout.fnmatch_lines(

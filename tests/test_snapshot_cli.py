@@ -283,6 +283,39 @@ def test_multiple_providers_and_windows_make_one_snapshot_each(project):
     assert "missing: snaps/plain_chat.azure.json" in r.out
 
 
+def test_snapshot_takes_model_leaf_tokenizer_now_like_every_assembling_command(project):
+    """Issue 11.19: the shared overrides apply to every snapshot of the run (and are not in its name)."""
+    r = ctxkit(
+        "snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--update",
+        "--model", "gpt-4.1", "--leaf", "1", "--tokenizer", "approx", "--now", "2026-01-02T03:04:05Z",
+    )  # fmt: skip
+    assert r.out.splitlines()[0] == "written: snaps/plain_chat.json (fx/plain_chat.yaml): new"
+    doc = json.loads((project / "snaps" / "plain_chat.json").read_text(encoding="utf-8"))
+    assert doc["payload"]["model"] == "gpt-4.1"
+    assert doc["budget"]["tokenizer"] == "approx"
+    assert doc["budget"]["max_input_tokens"] == 1047576  # gpt-4.1's window from the table
+    assert doc["payload"]["messages"][-1] == {"role": "user", "content": "What is a context window?"}  # leaf 1
+    assert "January 2, 2026" in doc["payload"]["messages"][0]["content"]
+    r = ctxkit("snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--leaf", "nope", expect=2)
+    assert r.err == "error: fx/plain_chat.yaml: --leaf 'nope': no such message\n"
+    r = ctxkit("snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--tokenizer", "gpt2", expect=2)
+    assert r.err.startswith("error: Invalid value for '--tokenizer': 'gpt2' is not one of")
+
+
+def test_snapshot_warns_when_the_provider_would_send_another_providers_model(project):
+    """Issue 11.19: `--provider anthropic` on a gpt-4o-mini fixture says the payload names an OpenAI model."""
+    r = ctxkit("snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--update", "--provider", "anthropic")
+    assert r.err == (
+        "warning: fx/plain_chat.yaml: model 'gpt-4o-mini' belongs to openai, but the request is built for "
+        "anthropic: the payload names it anyway (pass --model to name a model anthropic serves)\n"
+    )
+    r = ctxkit(
+        "snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--update", "--provider", "anthropic",
+        "--model", "claude-sonnet-4-5",
+    )  # fmt: skip
+    assert r.err == ""
+
+
 def test_snapshot_name_follows_the_fixture_and_option_set():
     assert core.snapshot_name("fixtures/plain_chat.yaml") == "plain_chat.json"
     assert core.snapshot_name("plain_chat.yaml", "anthropic") == "plain_chat.anthropic.json"

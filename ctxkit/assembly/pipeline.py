@@ -12,6 +12,7 @@ from typing import Any
 from ctxkit.assembly import collector
 from ctxkit.assembly.assemble import Assembly, assemble
 from ctxkit.history.working import Row
+from ctxkit.loading import models
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Fixture
 from ctxkit.translate import Payload, translate
@@ -24,7 +25,9 @@ class Result:
 
     @property
     def warnings(self) -> list[str]:
-        return list(self.assembly.record.warnings) + list(self.payload.prepared.warnings)
+        eff = self.assembly.eff
+        mismatch = models.provider_mismatch(str(eff.provider), eff.model)
+        return [*([mismatch] if mismatch else []), *self.assembly.record.warnings, *self.payload.prepared.warnings]
 
     def budget(self) -> dict[str, Any]:
         from ctxkit.reports import budget as budget_report

@@ -64,26 +64,54 @@ def load_options(fn: F) -> F:
     return fn
 
 
+# The option types, shared by the commands and by the pytest plugin (`check_value`),
+# so a value is accepted, and refused with the same message, in both.
+PROVIDER_TYPE = click.Choice(PROVIDERS)
+WINDOW_TYPE = click.IntRange(min=1)
+TOKENIZER_TYPE = click.Choice(TOKENIZERS)
+
+OVERRIDES: dict[str, Callable[[F], F]] = {
+    "provider": click.option("--provider", type=PROVIDER_TYPE, help="Provider to build for."),
+    "model": click.option("--model", callback=checked_text, help="Model name (changes the model-table defaults)."),
+    "max_input_tokens": click.option("--max-input-tokens", type=WINDOW_TYPE, help="The model's input window."),
+    "leaf": click.option("--leaf", callback=checked_text, help="Message id to answer from (the branch's end)."),
+    "tokenizer": click.option("--tokenizer", type=TOKENIZER_TYPE, help="Token counter."),
+    "now": click.option("--now", callback=checked_text, help="The clock, ISO 8601 (e.g. 2026-03-14T09:30:00Z)."),
+    "templates_file": click.option(
+        "--templates",
+        "templates_file",
+        type=click.Path(dir_okay=False),
+        callback=checked_text,
+        help="YAML map of template overrides.",
+    ),
+}
+
+
+def overrides(*names: str) -> Callable[[F], F]:
+    """The named shared overrides (SPEC §8), in their usual order; each wins over the fixture."""
+
+    def apply(fn: F) -> F:
+        for name in reversed([n for n in OVERRIDES if n in names]):
+            fn = OVERRIDES[name](fn)
+        return fn
+
+    return apply
+
+
 def assembly_options(fn: F) -> F:
-    """The shared overrides (SPEC §8); each wins over the fixture's own setting."""
-    decorators = [
-        click.option("--provider", type=click.Choice(PROVIDERS), help="Provider to build for."),
-        click.option("--model", callback=checked_text, help="Model name (changes the model-table defaults)."),
-        click.option("--max-input-tokens", type=click.IntRange(min=1), help="The model's input window."),
-        click.option("--leaf", callback=checked_text, help="Message id to answer from (the branch's end)."),
-        click.option("--tokenizer", type=click.Choice(TOKENIZERS), help="Token counter."),
-        click.option("--now", callback=checked_text, help="The clock, ISO 8601 (e.g. 2026-03-14T09:30:00Z)."),
-        click.option(
-            "--templates",
-            "templates_file",
-            type=click.Path(dir_okay=False),
-            callback=checked_text,
-            help="YAML map of template overrides.",
-        ),
-    ]
-    for d in reversed(decorators):
-        fn = d(fn)
-    return load_options(fn)
+    """Every shared override, and the options of every command that reads fixtures."""
+    return load_options(overrides(*OVERRIDES)(fn))
+
+
+def check_value(option: str, param_type: click.ParamType[Any], value: object) -> Any:
+    """`value` converted as the command line converts `option`'s text, or an InputError
+    carrying the command line's own message (used where values arrive from Python)."""
+    param = click.Option([option], type=param_type)
+    text = value if isinstance(value, str) or type(value) is int else str(value)  # 1.5, True: as typed
+    try:
+        return param_type.convert(text, param, None)
+    except click.BadParameter as exc:
+        raise InputError(exc.format_message()) from None
 
 
 def parse_now(value: str | None) -> datetime | None:

@@ -1,6 +1,8 @@
 """`ctxkit snapshot`: the golden check of payload + budget for each fixture (SPEC §8).
 
-Input: fixture files or folders, a snapshots folder, option sets. Output: one
+Input: fixture files or folders, a snapshots folder, option sets (`--provider`
+and `--max-input-tokens` repeat and name the snapshot; the other shared
+overrides apply to every snapshot of the run). Output: one
 line per snapshot that did not simply pass (with a unified diff for a mismatch,
 coloured only on a terminal), then `N passed, M failed` on stdout. Exit 1 on
 any mismatch or missing snapshot, 2 on bad input (a clock-dependent fixture
@@ -15,7 +17,7 @@ from typing import Any
 import click
 
 from ctxkit.cli import cli
-from ctxkit.cli.options import PROVIDERS, echo, load, load_options, warn
+from ctxkit.cli.options import PROVIDER_TYPE, WINDOW_TYPE, build_options, echo, load, load_options, overrides, warn
 from ctxkit.errors import ExitStatus
 
 DIFF_STYLES = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
@@ -50,16 +52,17 @@ def colour_diff(diff: str, on: bool) -> str:
     "--provider",
     "providers",
     multiple=True,
-    type=click.Choice(PROVIDERS),
+    type=PROVIDER_TYPE,
     help="Provider to build for; repeat for one snapshot per provider.",
 )
 @click.option(
     "--max-input-tokens",
     "windows",
     multiple=True,
-    type=click.IntRange(min=1),
+    type=WINDOW_TYPE,
     help="The model's input window; repeat for one snapshot per window.",
 )
+@overrides("model", "leaf", "tokenizer", "now", "templates_file")
 @load_options
 def snapshot(
     paths: tuple[str, ...],
@@ -71,12 +74,14 @@ def snapshot(
     **kw: Any,
 ) -> None:
     """Compare payload + budget of each fixture with its stored snapshot."""
-    from ctxkit.loading.config import Options
+    from dataclasses import replace
+
     from ctxkit.output import use_colour
     from ctxkit.snapshots.store import check
 
+    shared = build_options(kw)  # --model, --leaf, --tokenizer, --now, --templates: the same for every snapshot
     options_list = [
-        Options(provider=p, max_input_tokens=w) for p in (providers or (None,)) for w in (windows or (None,))
+        replace(shared, provider=p, max_input_tokens=w) for p in (providers or (None,)) for w in (windows or (None,))
     ]
     report = check(
         paths, snapshots_dir, update=update, prune=prune, options_list=options_list, loader=lambda path: load(path, kw)

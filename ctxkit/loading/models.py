@@ -92,3 +92,44 @@ def known_models(provider: str) -> tuple[str, ...]:
     """The names the table knows for a provider, in table order (for messages and docs)."""
     table = _table()
     return tuple(table.models.get(table.provider_tables.get(provider, provider), {}))
+
+
+# Name shapes that plainly belong to one provider, for names the table does not know.
+_NAME_SHAPES = (
+    ("openai", re.compile(r"(?:gpt-(?!oss)|chatgpt-|o\d(?:-|$))")),
+    ("anthropic", re.compile(r"claude-")),
+    ("gemini", re.compile(r"(?:models/)?gemini-")),
+)
+
+
+def owner_elsewhere(provider: str, name: str) -> str | None:
+    """The provider a model name belongs to when that is not `provider`, else None.
+
+    A name `provider`'s table knows belongs to it; otherwise a hosted provider's
+    table that knows it, then the name's shape (`gpt-…`, `o3`, `claude-…`,
+    `gemini-…`). Open-weight models (the Ollama table) are served by many, and
+    unknown names of no clear shape (a fine-tune, a local name) are nobody's.
+    """
+    table = _table()
+    own = table.provider_tables.get(provider, provider)
+    if lookup(provider, name) is not None:
+        return None
+    for other, _ in _NAME_SHAPES:
+        if other != own and lookup(other, name) is not None:
+            return other
+    base = name.split("/")[-1] if "/" in name and not name.startswith("models/") else name
+    for other, shape in _NAME_SHAPES:
+        if other != own and shape.match(base):
+            return other
+    return None
+
+
+def provider_mismatch(provider: str, name: str) -> str | None:
+    """A warning when the request for `provider` would name another provider's model."""
+    owner = owner_elsewhere(provider, name)
+    if owner is None:
+        return None
+    return (
+        f"model {name!r} belongs to {owner}, but the request is built for {provider}: "
+        f"the payload names it anyway (pass --model to name a model {provider} serves)"
+    )

@@ -19,7 +19,10 @@ from typing import Any
 
 import pytest
 
+from ctxkit.errors import InputError
+
 EXTENSIONS = ("PayloadSnapshotExtension", "FixtureSnapshotExtension")
+INSTALL_HINT = "install the pytest extra, pip install 'ctxkit-cli[pytest]'"
 _SNAPSHOT_DIR = pytest.StashKey[Path | None]()
 _FIXTURE_DIRS = pytest.StashKey[tuple[Path, ...]]()
 
@@ -46,13 +49,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if not given:
         return
     if not config.pluginmanager.hasplugin("syrupy"):
-        raise pytest.UsageError("--ctxkit-fixtures needs syrupy: pip install syrupy")
+        raise pytest.UsageError(f"--ctxkit-fixtures needs syrupy: {INSTALL_HINT}")
+    _check_syrupy_version()
+    from ctxkit.snapshots.store import FIXTURE_SUFFIXES
+
     base = config.invocation_params.dir
     dirs = tuple((base / d).resolve() for d in given)
     for d, text in zip(dirs, given, strict=True):
         if not d.is_dir():
             raise pytest.UsageError(f"--ctxkit-fixtures {text}: no such folder")
-        if not any(p.suffix in (".yaml", ".yml", ".json") for p in d.rglob("*")):
+        if not any(p.suffix in FIXTURE_SUFFIXES for p in d.rglob("*")):
             raise pytest.UsageError(f"--ctxkit-fixtures {text}: no fixture files in this folder")
     config.stash[_FIXTURE_DIRS] = dirs
     snapshots = config.getoption("ctxkit_snapshots")
@@ -64,8 +70,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     dirs = config.stash.get(_FIXTURE_DIRS, ())
     if not dirs:
         return
+    from ctxkit.snapshots.store import SNAPSHOTS_DIRNAME
+
     snapshots = config.stash.get(_SNAPSHOT_DIR, None)
-    stores = [snapshots or root / "__snapshots__" for root in dirs]
+    stores = [snapshots or root / SNAPSHOTS_DIRNAME for root in dirs]
     owners: dict[Path, Path] = {}  # snapshot file → the fixture that claimed it first
     for root, store in zip(dirs, stores, strict=True):
         items.extend(_fixture_items(session, root, store, owners))
@@ -102,7 +110,12 @@ def _fixture_snapshot() -> None:
 
 
 class FixtureItem(pytest.Item):
-    """One fixture compared with `<snapshots>/<stem>.json` (the `ctxkit snapshot` layout)."""
+    """One fixture compared with `<snapshots>/<stem>.json` (the `ctxkit snapshot` layout).
+
+    Not a test function, so syrupy's `snapshot` fixture (which would also bring
+    syrupy's default extension into the snapshots folder, where it claims every
+    file it does not know) is not used: the assertion is made on syrupy's session.
+    """
 
     def __init__(self, *, snapshot_path: Path, clash: Path | None = None, **kw: Any) -> None:
         super().__init__(**kw)
@@ -123,80 +136,152 @@ class FixtureItem(pytest.Item):
             )
         opt = self.config.option
         assertion = SnapshotAssertion(
-            session=self.config._syrupy,  # type: ignore[attr-defined]
+            session=_syrupy_session(self.config),
             extension_class=_extension(EXTENSIONS[1]),
             test_location=PyTestLocation(self),
             update_snapshots=opt.update_snapshots,
             update_new_snapshots_only=opt.update_new_snapshots_only,
         )
-        _compare(assertion, _assembled(self.path, {}), self.nodeid.partition("::")[0])
+        try:
+            text = _assembled(self.path, _options())
+        except InputError as exc:
+            pytest.fail("\n".join(exc.lines()), pytrace=False)
+        _compare(self, assertion, text, self.nodeid.partition("::")[0])  # fails in pytest_runtest_call
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"ctxkit snapshot of {self.name}"
 
 
+SYRUPY_TESTED = ((7, 0), (8, 0))  # the syrupy versions this plugin was tested with: [low, high)
+
+
+def syrupy_supported(version: str) -> bool:
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    return SYRUPY_TESTED[0] <= parts < SYRUPY_TESTED[1]
+
+
+def _syrupy_session(config: pytest.Config) -> Any:
+    """syrupy's session object. It has no public accessor (syrupy keeps it on the config as
+    `_syrupy`), which is why the supported syrupy range is pinned and checked at start."""
+    return config._syrupy  # type: ignore[attr-defined]
+
+
+def _check_syrupy_version() -> None:
+    from importlib.metadata import version
+
+    found = version("syrupy")
+    if not syrupy_supported(found):
+        low, high = (".".join(map(str, v)) for v in SYRUPY_TESTED)
+        raise pytest.UsageError(
+            f"--ctxkit-fixtures was tested with syrupy >={low},<{high}, not {found}: {INSTALL_HINT}"
+        )
+
+
+def _syrupy_snapshot(request: pytest.FixtureRequest, what: str) -> Any:
+    """syrupy's `snapshot` fixture, or a failure naming the extra that brings syrupy."""
+    if not request.config.pluginmanager.hasplugin("syrupy"):
+        pytest.fail(f"{what} needs syrupy: {INSTALL_HINT}", pytrace=False)
+    return request.getfixturevalue("snapshot")
+
+
 @pytest.fixture
-def ctxkit_snapshot(request: pytest.FixtureRequest, snapshot: Any) -> Callable[..., None]:
+def ctxkit_snapshot(request: pytest.FixtureRequest) -> Callable[..., None]:
     """`ctxkit_snapshot("fixtures/a.yaml", provider="anthropic")`: assemble and compare.
 
     Relative paths resolve from pytest's rootdir. One snapshot per fixture and
     option set, named `<test>[<stem>.<provider>.max<N>].json` under syrupy's
-    `__snapshots__/<test module>/`.
+    `__snapshots__/<test module>/`. Options are checked as the command line
+    checks them. A mismatch does not stop the test: every call is compared, and
+    the test fails at its end with every difference.
     """
-    assertion = snapshot.use_extension(_extension(EXTENSIONS[0]))
+    assertion = _syrupy_snapshot(request, "the ctxkit_snapshot fixture").use_extension(_extension(EXTENSIONS[0]))
     root = request.config.rootpath
 
     def check(fixture: str | Path, *, provider: str | None = None, max_input_tokens: int | None = None) -> None:
         from ctxkit.snapshots.store import snapshot_name
 
-        path = Path(fixture) if Path(fixture).is_absolute() else root / fixture
-        options = {"provider": provider, "max_input_tokens": max_input_tokens}
-        name = snapshot_name(path, provider, max_input_tokens).removesuffix(".json")
-        label = f"{fixture}" + "".join(f" {k}={v}" for k, v in options.items() if v)
-        _compare(assertion(name=name), _assembled(path, options), label)
+        label = f"{fixture}" + "".join(
+            f" {k}={v!r}" for k, v in (("provider", provider), ("max_input_tokens", max_input_tokens)) if v is not None
+        )
+        try:
+            options = _options(provider=provider, max_input_tokens=max_input_tokens)
+            path = Path(fixture) if Path(fixture).is_absolute() else root / fixture
+            text = _assembled(path, options)
+        except InputError as exc:
+            _note(request.node, f"{label}: not compared: " + "\n".join(exc.lines()))
+            return
+        name = snapshot_name(path, options.provider, options.max_input_tokens).removesuffix(".json")
+        _compare(request.node, assertion(name=name), text, label)
 
     return check
 
 
-def _assembled(path: Path, options: dict[str, Any]) -> str:
-    """The snapshot text, or a test failure naming the bad input (never a traceback)."""
-    from ctxkit.errors import InputError
+def _options(**given: Any) -> Any:
+    """`config.Options` from Python values, checked with the command line's rules and messages."""
+    from ctxkit.cli.options import PROVIDER_TYPE, WINDOW_TYPE, check_value
     from ctxkit.loading.config import Options
+
+    types = {"provider": ("--provider", PROVIDER_TYPE), "max_input_tokens": ("--max-input-tokens", WINDOW_TYPE)}
+    return Options(**{k: check_value(*types[k], v) for k, v in given.items() if v is not None})
+
+
+def _assembled(path: Path, options: Any) -> str:
+    """The snapshot text; bad input is an InputError naming the fixture as the command line would."""
     from ctxkit.loading.read import load_fixture
     from ctxkit.snapshots.store import snapshot_text
 
     try:
-        shown = os.path.relpath(path)  # errors name the fixture as the CLI would
+        shown = os.path.relpath(path)
     except ValueError:  # another drive (Windows)
         shown = str(path)
-    try:
-        return snapshot_text(load_fixture(shown), Options(**options))[0]
-    except InputError as exc:
-        problems = "\n".join(exc.lines())
-    pytest.fail(problems, pytrace=False)
+    return snapshot_text(load_fixture(shown), options)[0]
 
 
-def _compare(assertion: Any, text: str, label: str) -> None:
-    """Let syrupy compare (and record, and write on --snapshot-update); fail with a diff."""
-    if assertion == text:
-        return
+_MISMATCHES = pytest.StashKey[list[str]]()
+
+
+def _compare(node: pytest.Item, assertion: Any, text: str, label: str) -> None:
+    """Let syrupy compare (and record, and write on --snapshot-update); note a diff on mismatch.
+
+    Only syrupy's public API is used: the assertion's `==`, its extension's
+    `get_location`, and our extension's record of the stored text it compared.
+    """
     from ctxkit.snapshots.store import unified_diff
 
-    result = assertion.executions[assertion.num_executions - 1]
-    if result.exception is not None:
-        raise result.exception
-    where = _shown(Path(result.snapshot_location), assertion.session.pytest_session.config.rootpath)
-    if result.recalled_data is None:
-        pytest.fail(f"no ctxkit snapshot {where} for {label}: run pytest --snapshot-update to write it", pytrace=False)
-    diff = unified_diff(
-        str(result.recalled_data),
-        text,
-        stored_label=f"{where} (stored)",
-        assembled_label=f"{where} (assembled from {label})",
-    )
-    pytest.fail(
-        f"ctxkit snapshot {where} differs for {label} (pytest --snapshot-update accepts it):\n{diff}", pytrace=False
-    )
+    extension = assertion.extension
+    location = Path(extension.get_location(test_location=assertion.test_location, index=assertion.index))
+    extension.compared = None
+    if assertion == text:
+        return
+    where = _shown(location, node.config.rootpath)
+    stored = extension.compared
+    if stored is None:
+        message = f"no ctxkit snapshot {where} for {label}: run pytest --snapshot-update to write it"
+    else:
+        diff = unified_diff(
+            stored, text, stored_label=f"{where} (stored)", assembled_label=f"{where} (assembled from {label})"
+        )
+        message = f"ctxkit snapshot {where} differs for {label} (pytest --snapshot-update accepts it):\n{diff}"
+    _note(node, message)
+
+
+def _note(node: pytest.Item, message: str) -> None:
+    """Fail the test at its end (`pytest_runtest_call`), so its other snapshots are still compared."""
+    node.stash.setdefault(_MISMATCHES, []).append(message)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Fail a test after its body when any of its ctxkit snapshots differed (all of them listed)."""
+    try:
+        result = yield
+    except BaseException:
+        if mismatches := item.stash.get(_MISMATCHES, None):
+            item.add_report_section("call", "ctxkit snapshots", "\n\n".join(mismatches))
+        raise
+    if mismatches := item.stash.get(_MISMATCHES, None):
+        pytest.fail("\n\n".join(mismatches), pytrace=False)
+    return result
 
 
 def _shown(path: Path, root: Path) -> Path:
@@ -227,14 +312,19 @@ def _build_extensions() -> tuple[type, type]:
     from syrupy.data import SnapshotCollections
     from syrupy.extensions.json import JSONSnapshotExtension
 
-    from ctxkit.errors import InputError
     from ctxkit.snapshots.store import check_target, is_snapshot_file, render, unified_diff, write_atomic
 
     class PayloadSnapshotExtension(JSONSnapshotExtension):
         """Snapshots as `ctxkit snapshot` writes them: payload key order kept, atomic writes."""
 
+        compared: str | None = None  # the stored text of the last comparison (`_compare` reads it)
+
         def serialize(self, data: Any, **kw: Any) -> str:
             return data if isinstance(data, str) else render(data)
+
+        def matches(self, *, serialized_data: Any, snapshot_data: Any) -> bool:
+            self.compared = str(snapshot_data)
+            return bool(super().matches(serialized_data=serialized_data, snapshot_data=snapshot_data))
 
         def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
             diff = unified_diff(
