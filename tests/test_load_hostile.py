@@ -211,6 +211,13 @@ def test_r_fix_5_nested_aliases_count_their_expanded_text() -> None:
     ]
 
 
+def test_r_fix_5_huge_yaml_integers_are_refused_not_crashed() -> None:
+    """`0x` followed by 5,000 digits is a valid YAML int with more digits than Python will print."""
+    (line,) = errors(write("turn: {cycle: 0x" + "9" * 5000 + "}\n"))
+    assert line.startswith("fx.yaml:4:15: invalid int '0x9999")
+    assert ctxkit("validate", "fx.yaml", expect=2).err.startswith("error: fx.yaml:4:15: invalid int")
+
+
 # --- item 15: cycles, attachments, templates ---------------------------------------------------
 
 

@@ -35,6 +35,7 @@ MAX_ALIAS_EXPANSION = 1_000_000  # nodes that aliases may add beyond the nodes w
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 _SIZE = re.compile(r"\s*(\d{1,19})\s*(?:([kmg])(?:i?b)?|b)?\s*", re.IGNORECASE)
 _STR_TAG = "tag:yaml.org,2002:str"
+_MAX_INT_BITS = 14_000  # about 4,200 decimal digits: JSON's parser takes no more, and str() works
 _Scalar = yaml.ScalarNode
 
 
@@ -285,9 +286,12 @@ class _FixtureLoader(_BaseLoader):
 
     def construct_strict_int(self, node: yaml.ScalarNode) -> int:
         try:
-            return super().construct_yaml_int(node)
+            value: int = super().construct_yaml_int(node)
         except (ValueError, IndexError):  # `!!int abc`, `!!int ''`, or thousands of digits
             raise _invalid(node) from None
+        if value.bit_length() > _MAX_INT_BITS:  # e.g. thousands of hex digits: no longer printable
+            raise _invalid(node)
+        return value
 
     def construct_strict_bool(self, node: yaml.ScalarNode) -> bool:
         try:
