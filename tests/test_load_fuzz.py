@@ -9,7 +9,10 @@ from __future__ import annotations
 import copy
 import io
 import json
+import os
+import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from ctxkit.errors import InputError
 from ctxkit.loading import domain
 from ctxkit.loading.read import load_fixture, load_schema
 from ctxkit.loading.schema import _fast_check
+from tests.conftest import ctxkit
 
 SPEC_EXAMPLE = Path(__file__).parent / "data" / "spec_example.yaml"
 VALID: dict[str, Any] = yaml.safe_load(SPEC_EXAMPLE.read_text(encoding="utf-8"))
@@ -131,6 +135,142 @@ yaml_ish = st.lists(
 def test_random_text(folder: Path, text: str) -> None:
     (folder / "fx.yaml").write_text(text, encoding="utf-8", errors="surrogatepass")
     assert_loads_or_explains(str(folder / "fx.yaml"))
+
+
+# --- hostile fixtures through the CLI (issue 11): shapes that loaded but crashed or hung later ---
+
+HOSTILE_IDS = ["m0", "m1", "m2", "m3", "m4", 1, "1"]
+FILE_IDS = ["f0", "f1", "f2"]
+SPECIAL_PATHS = ["plain.txt", "fifo", "sub", "zero", "missing.txt", "latin1.txt", "big.txt", "/dev/zero", "../up.txt"]
+BRACE_SOUP = ["{", "}", "{{", "}}", "name", "content", "id", "chars", "CURRENT_DATETIME", "x", " ", '"a": 1', "\n"]
+TEMPLATE_NAMES = ["file.text", "forgotten_files.line", "image.label", "reminder.citation", "system_prompt"]
+
+PLAIN_CHARS = ["a", " ", "é", "\U0001f600", "{", "}"]
+LONE_SURROGATES = ["\ud800", "\udfff"]  # json.dumps writes them as `\ud800`-style escapes
+
+
+@pytest.fixture(scope="module")
+def hostile_folder(folder: Path) -> Path:
+    """Special files beside the fixtures: a FIFO, a directory, a device (when allowed), odd bytes."""
+    hostile = folder / "hostile"
+    hostile.mkdir()
+    (hostile / "plain.txt").write_text("plain")
+    (hostile / "latin1.txt").write_bytes(b"caf\xe9 \xed\xa0\x80")
+    (hostile / "big.txt").write_bytes(b"x" * 5000)
+    (hostile / "sub").mkdir()
+    os.mkfifo(hostile / "fifo")
+    try:
+        os.mknod(hostile / "zero", 0o600 | stat.S_IFCHR, os.makedev(1, 5))
+    except (PermissionError, AttributeError):
+        (hostile / "zero").symlink_to("/dev/zero")
+    (folder / "up.txt").write_text("outside")
+    return hostile
+
+
+@st.composite
+def hostile_fixtures(draw: st.DrawFn) -> dict[str, Any]:
+    """A small fixture whose parts are drawn to collide, each now and then: parent cycles,
+    repeated attachments, special `path:` files, brace soup in templates, lone surrogates
+    in any string (keys too); often none of them, so that assembly runs as well."""
+
+    def rarely() -> bool:
+        return draw(st.sampled_from([False, False, False, False, True]))
+
+    alphabet = PLAIN_CHARS + (LONE_SURROGATES if rarely() else [])
+    hostile_text = st.text(alphabet=st.sampled_from(alphabet), max_size=6)
+    file_lists = st.lists(st.sampled_from(FILE_IDS), max_size=3, unique=not rarely())
+    count = draw(st.integers(1, 5))
+    linear = not rarely()
+    messages: list[dict[str, Any]] = []
+    for index in range(count):
+        message: dict[str, Any] = {"id": f"m{index}", "role": "user" if index % 2 == 0 else "assistant"}
+        message["text"] = draw(hostile_text)
+        if not linear:
+            parent = draw(st.sampled_from([*HOSTILE_IDS[:count], None]))
+            if parent is not None:
+                message["parent"] = parent
+        if message["role"] == "user":
+            message["files"] = draw(file_lists)
+        messages.append(message)
+    files = []
+    for file_id in FILE_IDS:
+        kind = draw(st.sampled_from(["text", "image", "metadata_only"]))
+        entry: dict[str, Any] = {"id": file_id, "name": draw(hostile_text), "kind": kind}
+        if kind == "image" and not rarely():
+            entry["tokens"] = draw(st.integers(0, 50))
+        elif kind != "metadata_only" and rarely():
+            entry["path"] = draw(st.sampled_from(SPECIAL_PATHS))
+        elif kind == "text":
+            entry["text"] = draw(hostile_text)
+        files.append(entry)
+    templates = {
+        name: "".join(draw(st.lists(st.sampled_from(BRACE_SOUP), max_size=8)))
+        for name in draw(st.lists(st.sampled_from(TEMPLATE_NAMES), max_size=2, unique=True))
+        if rarely()
+    }
+    if rarely():
+        templates[draw(hostile_text)] = "x"  # an unknown name, which may hold a lone surrogate
+    window = draw(st.sampled_from([60, 4000, 4000]))
+    return {
+        "ctxkit": 1,
+        "now": "2026-03-14T09:30:00Z",
+        "model": {"provider": "openai", "name": "gpt-4o", "max_input_tokens": window},
+        "tokenizer": "approx",
+        "files": files,
+        "project_files": draw(file_lists),
+        "messages": messages,
+        "templates": templates,
+    }
+
+
+def assert_cli_ends_cleanly(*args: str) -> None:
+    run = ctxkit(*args, expect=None)
+    assert run.code in (0, 1, 2), str(run)
+    lines = run.err.splitlines()
+    assert all(line.startswith(("error: ", "warning: ")) for line in lines if line), str(run)
+    assert "Traceback" not in run.err and "internal error" not in run.err, str(run)
+    if run.code == 2:
+        assert any(line.startswith("error: ") for line in lines), str(run)
+
+
+@FUZZ
+@given(doc=hostile_fixtures(), outside=st.booleans(), command=st.sampled_from(["assemble", "validate", "explain"]))
+def test_hostile_fixtures_end_in_exit_0_1_or_2(
+    hostile_folder: Path, doc: dict[str, Any], outside: bool, command: str
+) -> None:
+    path = hostile_folder / "fx.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")  # ensure_ascii: surrogates become `\udXXX` escapes
+    options = ["--allow-outside-paths"] if outside else []
+    assert_cli_ends_cleanly(command, str(path), "--max-size", "4K", *options)
+
+
+@FUZZ
+@given(size=st.integers(1, 3000), fanout=st.integers(1, 40), depth=st.integers(1, 4), limit=st.integers(1, 64))
+def test_alias_expansion_is_bounded_quickly(folder: Path, size: int, fanout: int, depth: int, limit: int) -> None:
+    """Anchored text referenced `fanout` times per level: refused past the size limit, else loaded."""
+    lines = ["ctxkit: 1", "model: {provider: openai, name: gpt-4o}", f"name: &l0 {'x' * size}"]
+    lines += [f"turn_{level}: &l{level} [{', '.join([f'*l{level - 1}'] * fanout)}]" for level in range(1, depth + 1)]
+    text = "\n".join(lines) + "\n"
+    (folder / "alias.yaml").write_text(text, encoding="utf-8")
+    expanded = size * sum(fanout**level for level in range(depth + 1))  # the anchored text, as often as it is reached
+    started = time.perf_counter()
+    with pytest.raises(InputError) as caught:
+        load_fixture(str(folder / "alias.yaml"), max_size=limit * 1024)
+    assert time.perf_counter() - started < 1
+    first = caught.value.lines()[0]
+    if len(text) > limit * 1024:
+        assert first.endswith(f"alias.yaml: larger than the size limit of {limit} KiB (see --max-size)"), first
+    elif expanded > limit * 1024:
+        assert "aliases expand the document past the size limit" in first, first
+    elif expanded + 100 < limit * 1024:  # fits (keys and numbers add a few characters): `turn_1` is an unknown key
+        assert "size limit" not in first, first
+
+
+@FUZZ
+@given(name=st.sampled_from(["fifo", "sub", "zero"]))
+def test_special_files_as_the_fixture_are_refused(hostile_folder: Path, name: str) -> None:
+    run = ctxkit("validate", str(hostile_folder / name), expect=2)
+    assert run.err.startswith("error: ") and "cannot read" in run.err and len(run.err.splitlines()) == 1
 
 
 def paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
