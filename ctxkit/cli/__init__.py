@@ -16,7 +16,7 @@ from ctxkit import __version__
 from ctxkit.cli import stdout
 from ctxkit.errors import CtxkitError, ExitStatus
 
-COMMAND_MODULES = ("core", "compress", "diff", "snapshot", "importer")
+COMMAND_MODULES = ("core", "compress", "diff", "snapshot", "importer", "report")
 INTERRUPTED = 130  # exit code after Ctrl-C: 128 + SIGINT, as shells report it
 
 

@@ -98,15 +98,13 @@ def assemble(fixture: str, fmt: str, raw: bool, **kw: Any) -> None:
 def budget(fixture: str, fmt: str, **kw: Any) -> None:
     """Show where the window's tokens went, segment by segment."""
     from ctxkit.output import dumps
-    from ctxkit.reports.budget import table
+    from ctxkit.reports.budget import over_window, table
 
     result = run_pipeline(fixture, kw)
     data = result.budget()
-    if data["wire_tokens"] > data["max_input_tokens"]:
-        warn(
-            f"the payload as sent counts {data['wire_tokens']} tokens, more than the "
-            f"window of {data['max_input_tokens']}"
-        )
+    extra = over_window(data)
+    if extra:
+        warn(extra)
     echo(dumps(data) if fmt == "json" else table(data))
 
 

@@ -95,6 +95,15 @@ def report(a: Assembly, payload: Payload) -> dict[str, Any]:
     }
 
 
+def over_window(data: dict[str, Any]) -> str | None:
+    """R-ASM-9: the warning when the payload as sent does not fit the window."""
+    if data["wire_tokens"] <= data["max_input_tokens"]:
+        return None
+    return (
+        f"the payload as sent counts {data['wire_tokens']} tokens, more than the window of {data['max_input_tokens']}"
+    )
+
+
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "n/a"
 

@@ -1,0 +1,115 @@
+"""`ctxkit report`: one self-contained HTML page (SPEC §12).
+
+Input: a fixture and the common options. Output: the page, written to a file
+(temporary file, then rename) or to stdout with `-o -`. An existing file is
+replaced only when it is an earlier ctxkit report, or with `--force`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ctxkit import __version__
+from ctxkit.cli import cli
+from ctxkit.cli.options import assembly_options, build_options, echo, load, warn
+from ctxkit.errors import InputError, RuleError
+
+HEAD_BYTES = 4096  # the generator <meta> sits in the first lines of a report
+
+
+@cli.command()
+@click.argument("fixture")
+@click.option(
+    "-o", "--output", metavar="FILE", help="Where to write the page ('-' for stdout). Default: STEM.html here."
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing file that is not a ctxkit report.")
+@assembly_options
+def report(fixture: str, output: str | None, force: bool, **kw: Any) -> None:
+    """Write one self-contained HTML page: seat map, budget, fates, payload."""
+    target = _target(fixture, output)
+    if target is not None:
+        _check_target(target, force)
+    page, failure = _page(fixture, kw)
+    if target is None:
+        echo(page)
+    else:
+        _write(target, page)
+        click.echo(f"wrote {target} ({len(page.encode('utf-8')):,} bytes)", err=True)
+    if failure is not None:
+        raise failure
+
+
+def _page(fixture: str, kw: dict[str, Any]) -> tuple[str, RuleError | None]:
+    from ctxkit.assembly.pipeline import run
+    from ctxkit.loading.config import resolve
+    from ctxkit.reports.budget import over_window
+    from ctxkit.reports.html import render, view
+
+    loaded = load(fixture, kw)
+    options = build_options(kw)
+    try:
+        result = run(loaded, options)
+    except RuleError as exc:
+        eff = resolve(loaded, options)
+        return render(view.failed(eff, str(exc), warnings=[]), version=__version__), exc
+    warnings = list(result.warnings)
+    extra = over_window(result.budget())
+    if extra:
+        warnings.append(extra)
+    for w in warnings:
+        warn(w)
+    return render(view.build(result, warnings=warnings), version=__version__), None
+
+
+def _target(fixture: str, output: str | None) -> Path | None:
+    if output == "-":
+        return None
+    if output is None:
+        if fixture == "-":
+            raise InputError("a fixture read from stdin needs -o FILE (or -o - for stdout)")
+        return Path(Path(fixture).stem + ".html")
+    return Path(output)
+
+
+def _check_target(target: Path, force: bool) -> None:
+    """R-HTML-1: a missing folder is an error; only a ctxkit report is replaced without --force."""
+    from ctxkit.reports.html import is_report
+
+    folder = target.parent
+    if not folder.is_dir():
+        raise InputError(f"{target}: the folder {str(folder)!r} does not exist")
+    if target.is_dir():
+        raise InputError(f"{target}: is a folder, not a file")
+    if not target.exists() or force:
+        return
+    try:
+        with target.open("rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError as exc:
+        raise InputError(f"{target}: cannot read the existing file: {exc.strerror}") from None
+    if not is_report(head):
+        raise InputError(f"{target}: exists and is not a ctxkit report; pass --force to overwrite it")
+
+
+def _write(target: Path, page: str) -> None:
+    """Write beside the target, then rename: a reader never sees half a page."""
+    folder = target.parent
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write in {str(folder)!r}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(page)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"{target}: cannot write: {exc.strerror}") from None

@@ -1,0 +1,271 @@
+"""`ctxkit report` without a browser: the page's markup, the seat map's geometry, files (R-HTML-1..3)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from ctxkit.loading.read import load_fixture
+from ctxkit.reports.html import render, seatmap, view
+
+from .conftest import FIXTURES, GALLERY, ctxkit
+
+HOSTILE = """\
+name: "<script>window.__ctxkit_pwned = 1</script> hostile"
+model: {provider: openai, name: gpt-4o}
+files:
+  - id: "f<img src=x onerror=alert(1)>"
+    name: "</style><script>alert(2)</script>.md"
+    kind: text
+    text: "javascript:alert(3)"
+messages:
+  - id: "m<b>1</b>"
+    role: user
+    text: "<script>window.__ctxkit_pwned = 1</script> and </style> and <img src=x onerror=\\"window.__x = 2\\">"
+    files: ["f<img src=x onerror=alert(1)>"]
+  - id: m2
+    role: assistant
+    parent: "m<b>1</b>"
+    text: "<a href=\\"javascript:window.__ctxkit_pwned = 3\\">click</a>"
+    tool_calls:
+      - id: "call<script>"
+        name: internal_search
+        args: {queries: ["</script><script>window.__ctxkit_pwned = 4</script>"]}
+        response: "<svg onload=\\"window.__ctxkit_pwned = 5\\"></svg>"
+  - id: m3
+    role: user
+    parent: m2
+    text: "<iframe src=\\"javascript:alert(6)\\"></iframe>"
+"""
+HEAD = 'ctxkit: 1\nnow: "2026-03-14T09:30:00Z"\ntools: [internal_search]\n'
+
+
+class Elements(HTMLParser):
+    """Start tags with their attributes, and the text inside each <script>."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+        if tag == "script":
+            self._in_script = True
+            self.scripts.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts[-1] += data
+
+
+def parse(page: str) -> Elements:
+    p = Elements()
+    p.feed(page)
+    p.close()
+    return p
+
+
+def page_of(path: Path, *args: str) -> str:
+    return ctxkit("report", str(path), "-o", "-", *args).out
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> Path:
+    path = tmp_path / "hostile.yaml"
+    path.write_text(HEAD + HOSTILE, encoding="utf-8")
+    return path
+
+
+def test_r_html_1_csp_meta_first_in_head_with_the_hash_of_each_script():
+    page = page_of(FIXTURES / "tool_loop_in_flight.yaml")
+    p = parse(page)
+    head = [t for t in p.tags if t[0] not in ("html",)]
+    assert head[0][0] == "head"
+    tag, attrs = head[1]
+    assert tag == "meta" and attrs["http-equiv"] == "Content-Security-Policy"
+    hashes = ["'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'" for s in p.scripts]
+    assert p.scripts and all(s.strip() for s in p.scripts)
+    assert attrs["content"] == (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src " + " ".join(hashes)
+    )
+    assert ('<meta name="generator" content="ctxkit ' + __import__("ctxkit").__version__ + '">') in page
+
+
+def test_r_html_1_no_external_resource_of_any_kind(tmp_path):
+    image = FIXTURES / "attached_files.yaml"  # carries an image: it must be a data: URL
+    page = page_of(image)
+    p = parse(page)
+    urls = [(tag, k, v) for tag, attrs in p.tags for k, v in attrs.items() if k in ("src", "href", "xlink:href")]
+    assert any(v.startswith("data:image/") for _, _, v in urls)
+    assert all(v.startswith(("data:image/", "#")) for _, _, v in urls), urls
+    assert not [t for t, _ in p.tags if t in ("link", "iframe", "object", "embed", "base", "form")]
+    assert "@import" not in page and "@font-face" not in page
+    assert re.findall(r"url\(([^)]*)\)", page) and all(u.startswith("#") for u in re.findall(r"url\(([^)]*)\)", page))
+    assert all("src" not in attrs for tag, attrs in p.tags if tag == "script")
+
+
+def test_r_html_1_fixture_markup_is_escaped_and_shown_as_text(hostile):
+    page = page_of(hostile)
+    p = parse(page)
+    assert len(p.scripts) == 1  # only ctxkit's own
+    assert not [a for _, attrs in p.tags for a in attrs if a.startswith("on")]
+    assert not [t for t, _ in p.tags if t in ("img", "iframe", "a", "b")]  # no image: the fixture has none
+    for raw in ("<script>window.__ctxkit_pwned", "</style><script>", "<img src=x", "<svg onload", "<iframe"):
+        assert raw not in page
+    assert "&lt;script&gt;window.__ctxkit_pwned = 1&lt;/script&gt;" in page
+    assert "&lt;img src=x onerror=" in page
+    assert "javascript:alert(3)" in page  # as text, never as a link
+
+
+def test_r_html_1_overwrites_a_report_and_refuses_any_other_file(tmp_path):
+    out = tmp_path / "page.html"
+    fixture = str(FIXTURES / "plain_chat.yaml")
+    ctxkit("report", fixture, "-o", str(out))
+    first = out.read_bytes()
+    ctxkit("report", fixture, "-o", str(out), "--max-input-tokens", "5000")  # an earlier report: replaced
+    assert out.read_bytes() != first
+    other = tmp_path / "notes.html"
+    other.write_text("<html>my notes</html>", encoding="utf-8")
+    run = ctxkit("report", fixture, "-o", str(other), expect=2)
+    assert run.err.startswith("error: ") and run.err.count("\n") == 1 and "--force" in run.err
+    assert other.read_text(encoding="utf-8") == "<html>my notes</html>"
+    ctxkit("report", fixture, "-o", str(other), "--force")
+    assert b'<meta name="generator" content="ctxkit ' in other.read_bytes()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["notes.html", "page.html"]  # no temporary left
+
+
+def test_r_html_1_output_into_a_missing_folder_is_one_line_exit_2(tmp_path):
+    run = ctxkit("report", str(FIXTURES / "plain_chat.yaml"), "-o", str(tmp_path / "nope" / "r.html"), expect=2)
+    assert run.err.startswith("error: ") and run.err.count("\n") == 1 and "does not exist" in run.err
+    assert not (tmp_path / "nope").exists()
+
+
+def test_report_default_name_stdout_and_stdin(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    fixture = FIXTURES / "plain_chat.yaml"
+    run = ctxkit("report", str(fixture))
+    assert (tmp_path / "plain_chat.html").is_file() and run.out == ""
+    run = ctxkit("report", "-", stdin=fixture.read_bytes(), expect=2)
+    assert "-o" in run.err and run.err.count("\n") == 1
+    run = ctxkit("report", "-", "-o", "-", stdin=fixture.read_bytes())
+    assert run.out.startswith("<!DOCTYPE html>")
+    assert run.out == (tmp_path / "plain_chat.html").read_text(encoding="utf-8").replace(str(fixture), "-")
+
+
+def test_report_invalid_fixture_writes_nothing(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ctxkit: 1\nmessages: 3\n", encoding="utf-8")
+    run = ctxkit("report", str(bad), "-o", str(tmp_path / "bad.html"), expect=2)
+    assert run.err.startswith("error: ")
+    assert not (tmp_path / "bad.html").exists()
+
+
+def test_report_rule_failure_renders_the_error_and_exits_1(tmp_path):
+    out = tmp_path / "r.html"
+    run = ctxkit("report", str(FIXTURES / "budget_exhaustion.yaml"), "-o", str(out), expect=1)
+    assert "error: " in run.err and "R-ASM-3" in run.err
+    page = out.read_text(encoding="utf-8")
+    assert 'role="alert"' in page and "R-ASM-3" in page and "failed by rule" in page
+    assert "1,000 tokens" in page  # the window, computed without an assembly
+
+
+@pytest.mark.parametrize("path", GALLERY, ids=[p.stem for p in GALLERY])
+def test_r_html_2_every_gallery_fixture_gives_a_page(path, tmp_path):
+    out = tmp_path / "r.html"
+    run = ctxkit("report", str(path), "-o", str(out), expect=None)
+    assert run.code in (0, 1), str(run)
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    if run.code == 0:
+        from ctxkit.assembly.pipeline import run as run_pipeline
+
+        # the payload's messages before provider-specific merging (Gemini folds some together)
+        prepared = run_pipeline(load_fixture(str(path))).payload.prepared.messages
+        explain = json.loads(ctxkit("explain", str(path), "--format", "json").out)
+        p = parse(page)
+        window = [a for t, a in p.tags if t == "g" and a.get("class") == "blk" and a.get("id", "").startswith("b")]
+        window = [a for a in window if not a["id"].startswith("bx")]
+        assert len(window) == len(prepared)
+        rows = [a for t, a in p.tags if t == "tr" and a.get("class", "").startswith("f-")]
+        assert len(rows) == len(explain)
+        assert sum(1 for t, a in p.tags if t == "details" and a.get("class") == "msg") == len(window)
+
+
+def _view(path: Path) -> view.View:
+    from ctxkit.assembly.pipeline import run
+
+    return view.build(run(load_fixture(str(path))), warnings=[])
+
+
+@pytest.mark.parametrize("name", ["truncation", "project_files", "tool_loop_in_flight", "image_cap_azure"])
+def test_r_html_2_seat_map_is_drawn_to_scale(name):
+    v = _view(FIXTURES / f"{name}.yaml")
+    assert v.budget is not None
+    notices = sum(b.tokens for b in v.blocks if b.rule == "R-TR-6")  # the image-drop notice: not in the budget
+    assert sum(b.tokens for b in v.blocks) == v.budget["used_tokens"] + notices
+    m = seatmap.layout(v.blocks, v.left_out, window=v.header.window, available=v.budget["available_tokens"], wire=None)
+    scale = seatmap.WIDTH * seatmap.ROWS * seatmap.ROW / v.header.window  # area per token
+    for d in m.drawn:
+        area = sum(r.w * r.h for _, rs in d.pieces for r in rs)
+        assert area == pytest.approx(d.block.tokens * scale, abs=1e-3)
+        assert all(0 <= r.x and r.x + r.w <= seatmap.WIDTH + 1e-6 for _, rs in d.pieces for r in rs)
+    window_area = sum(r.w * r.h for d in m.drawn for _, rs in d.pieces for r in rs)
+    window_area += sum(r.w * r.h for r in m.free + m.margin)
+    assert window_area == pytest.approx(seatmap.WIDTH * seatmap.ROWS * seatmap.ROW, abs=1e-2)
+    assert all(r.y >= m.left_top for d in m.left for _, rs in d.pieces for r in rs)  # beside: outside the window
+
+
+def test_r_html_2_left_out_messages_are_drawn_beside_the_window():
+    v = _view(FIXTURES / "truncation.yaml")
+    assert [(b.ident, b.fate, b.rule) for b in v.left_out] == [("1", "truncated", "R-ASM-4")]
+    page = render(v, version="test")
+    assert "id 1 · user · history · 40 tokens · truncated · R-ASM-4" in page
+
+
+def test_r_html_2_a_project_image_counts_in_its_own_segment():
+    v = _view(FIXTURES / "project_files.yaml")
+    last = v.blocks[-2]
+    assert [(p.segment, p.tokens) for p in last.parts] == [("last_user", 4), ("project_files", 85)]
+
+
+def test_r_html_2_long_runs_fold_but_every_row_stays_in_the_page():
+    from ctxkit.history.working import Fate, Row
+
+    rows = [Row(f"m{n}", "user", None, 3, Fate.TRUNCATED, "R-ASM-4") for n in range(500)]
+    rows.append(Row("m500", "user", "last_user", 3, Fate.KEPT, "R-ASM-3"))
+    lines = view.fold(rows)
+    folds = [x for x in lines if isinstance(x, view.Fold)]
+    assert len(folds) == 1 and len(folds[0].rows) == 500 - 2 * view.FOLD_KEEP
+    assert len(lines) == 2 * view.FOLD_KEEP + 2
+    assert "m20  user  -  3" in folds[0].text and "m479" in folds[0].text
+
+
+def test_r_html_2_warnings_and_fixups_in_the_header():
+    page = page_of(FIXTURES / "summary.yaml")
+    assert "Fix-ups made in translation" in page
+
+
+def test_report_is_deterministic():
+    path = FIXTURES / "tool_loop_in_flight.yaml"
+    assert page_of(path) == page_of(path)
+
+
+def test_r_html_3_readable_without_script():
+    """Everything is in the markup: the script only adds tooltips and the filter."""
+    page = page_of(FIXTURES / "tool_loop_in_flight.yaml")
+    body = page[: page.index("<script>")]
+    for text in ("Budget", "Fate of every message", "Payload", "R-CONV-3", "<title>id m2 · tool · history"):
+        assert text in body
+    assert "@media (prefers-color-scheme: dark)" in page and "@media print" in page
