@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CTXKIT := $(VENV)/bin/ctxkit
 
-.PHONY: install run test lint format bench snapshots clean
+.PHONY: install run test lint format bench snapshots screenshot clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -33,6 +33,10 @@ format: install
 bench: install
 	$(PIP) install -q -e '.[bench]'
 	$(PY) benchmarks/run.py
+
+# docs/report.png: a gallery report in headless Chromium (the system's `chromium` package)
+screenshot: install
+	$(PY) scripts/screenshot.py
 
 snapshots: install
 	$(PY) -m pytest --snapshot-update

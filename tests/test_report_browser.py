@@ -1,0 +1,223 @@
+"""`ctxkit report` pages opened in headless Chromium from file:// (R-HTML-4).
+
+Without the browser these tests skip with one line saying how to get it; under
+CI=true a missing browser fails the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxkit.assembly.pipeline import run
+from ctxkit.loading.read import load_fixture
+
+from . import browser
+from .conftest import FIXTURES, ROOT, ctxkit
+from .test_report import HEAD, HOSTILE
+
+_missing = browser.missing()
+if _missing:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true: {_missing}", pytrace=False)
+    pytest.skip(_missing, allow_module_level=True)
+
+
+@dataclass
+class Opened:
+    page: Any
+    console_errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)  # any that is not file: or data:
+    dialogs: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = browser.launch(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def open_report(chromium):
+    contexts = []
+
+    def opener(path: Path, *, javascript: bool = True) -> Opened:
+        context = chromium.new_context(java_script_enabled=javascript, viewport={"width": 1280, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        opened = Opened(page)
+
+        def route(r: Any) -> None:
+            if r.request.url.startswith(("file:", "data:")):
+                r.continue_()
+            else:
+                opened.requests.append(r.request.url)
+                r.abort()
+
+        def request(req: Any) -> None:
+            if not req.url.startswith(("file:", "data:")):
+                opened.requests.append(req.url)
+
+        context.route("**/*", route)
+        page.on("request", request)
+        page.on("console", lambda m: opened.console_errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: opened.console_errors.append(str(e)))
+
+        def dialog(d: Any) -> None:
+            opened.dialogs.append(d.message)
+            d.dismiss()
+
+        page.on("dialog", dialog)
+        page.goto(path.resolve().as_uri(), wait_until="load")
+        return opened
+
+    yield opener
+    for c in contexts:
+        c.close()
+
+
+def report(tmp_path: Path, fixture: Path, *args: str, expect: int = 0) -> Path:
+    out = tmp_path / (fixture.stem + ".html")
+    ctxkit("report", str(fixture), "-o", str(out), *args, expect=expect)
+    return out
+
+
+def payload_messages(fixture: Path) -> int:
+    return len(run(load_fixture(str(fixture))).payload.prepared.messages)
+
+
+GALLERY_SAMPLE = [
+    "tool_loop_in_flight",
+    "truncation",
+    "project_files",
+    "image_cap_azure",
+    "attached_files",
+    "custom_agent",
+    "summary",
+    "forgotten_files",
+]
+
+
+@pytest.mark.parametrize("name", GALLERY_SAMPLE)
+def test_r_html_4_page_opens_clean_offline_with_one_block_per_payload_message(name, tmp_path, open_report):
+    fixture = FIXTURES / f"{name}.yaml"
+    opened = open_report(report(tmp_path, fixture))
+    assert opened.console_errors == []
+    assert opened.requests == []
+    assert opened.page.locator("svg.seatmap .window .blk").count() == payload_messages(fixture)
+    shot = tmp_path / f"{name}.png"
+    opened.page.screenshot(path=str(shot), full_page=True)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+def test_r_html_4_every_block_is_reached_by_tab_and_its_label_shown(tmp_path, open_report):
+    opened = open_report(report(tmp_path, FIXTURES / "truncation.yaml"))
+    page = opened.page
+    blocks = page.eval_on_selector_all(".blk[tabindex]", "els => els.map(e => e.id)")
+    assert len(blocks) == payload_messages(FIXTURES / "truncation.yaml") + 1  # + the dropped message beside
+    seen = []
+    for _ in range(len(blocks) + 5):
+        page.keyboard.press("Tab")
+        focused = page.evaluate("document.activeElement.id")
+        if focused not in blocks:
+            continue
+        seen.append(focused)
+        label = page.get_attribute(f"#{focused}", "aria-label")
+        tip = page.locator("#tip")
+        assert tip.is_visible() and tip.inner_text() == label
+        assert " tokens · " in label and " · R-" in label
+    assert seen == blocks
+    assert page.inner_text("#tip") == "id 1 · user · history · 40 tokens · truncated · R-ASM-4"  # the last: beside
+
+
+def test_r_html_4_hostile_texts_run_nothing_and_show_as_text(tmp_path, open_report):
+    fixture = tmp_path / "hostile.yaml"
+    fixture.write_text(HEAD + HOSTILE, encoding="utf-8")
+    opened = open_report(report(tmp_path, fixture))
+    page = opened.page
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    for el in page.locator(".blk[tabindex]").all():
+        el.focus()
+        el.dispatch_event("mouseover")
+    page.wait_for_timeout(100)
+    assert page.evaluate("[window.__ctxkit_pwned, window.__x]") == [None, None]
+    assert opened.dialogs == [] and opened.console_errors == [] and opened.requests == []
+    injected = "a[href], [onerror], [onload], iframe, img:not([src^='data:image/'])"
+    assert page.evaluate(f"document.querySelectorAll({json.dumps(injected)}).length") == 0
+    assert page.evaluate("document.scripts.length") == 1
+    body = page.inner_text("body")
+    for text in (
+        "<script>window.__ctxkit_pwned = 1</script> hostile",
+        "</style>",
+        "<img src=x onerror=",
+        "javascript:alert(3)",
+        '<a href="javascript:window.__ctxkit_pwned = 3">click</a>',
+    ):
+        assert text in body, text
+
+
+def test_r_html_4_fate_filter_shows_only_that_fate(tmp_path, open_report):
+    opened = open_report(report(tmp_path, FIXTURES / "truncation.yaml"))
+    page = opened.page
+    page.select_option("#fate-filter", "truncated")
+    shown = "rs => rs.filter(r => r.offsetParent).map(r => r.className)"
+    visible = page.eval_on_selector_all("#explain tbody tr", shown)
+    assert visible == ["f-truncated"]
+    page.select_option("#fate-filter", "all")
+    assert page.eval_on_selector_all("#explain tbody tr", "rs => rs.filter(r => r.offsetParent).length") == 6
+
+
+def test_r_html_3_readable_without_javascript(tmp_path, open_report):
+    fixture = FIXTURES / "tool_loop_in_flight.yaml"
+    opened = open_report(report(tmp_path, fixture), javascript=False)
+    page = opened.page
+    assert page.locator("svg.seatmap .window .blk").count() == payload_messages(fixture)
+    assert page.locator("#explain tbody tr").count() == 11 and page.locator("#explain tbody tr").first.is_visible()
+    assert not page.locator("#fate-filter").is_visible()  # the filter needs the script: hidden without it
+    assert page.locator("details.msg").count() == payload_messages(fixture)
+    assert opened.console_errors == [] and opened.requests == []
+
+
+def test_r_html_3_rule_failure_page_opens_clean(tmp_path, open_report):
+    opened = open_report(report(tmp_path, FIXTURES / "budget_exhaustion.yaml", expect=1))
+    assert "R-ASM-3" in opened.page.inner_text("[role=alert]")
+    assert opened.console_errors == [] and opened.requests == []
+
+
+@pytest.fixture(scope="module")
+def large_report(tmp_path_factory) -> Path:
+    """The 20,000-message benchmark fixture (benchmarks/generate.py), as a report."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_generate", ROOT / "benchmarks" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    generate: Any = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    folder: Path = tmp_path_factory.mktemp("large")
+    fixture = folder / "history-20000.json"
+    fixture.write_text(json.dumps(generate.history(20_000, generate.SEED)), encoding="utf-8")
+    out = folder / "history-20000.html"
+    ctxkit("report", str(fixture), "-o", str(out))
+    return out
+
+
+def test_r_html_3_large_fixture_report_is_small_and_opens_in_under_2_s(large_report, open_report):
+    assert large_report.stat().st_size < 5_000_000
+    opened = open_report(large_report)
+    page = opened.page
+    times = [page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")]
+    page.reload(wait_until="load")
+    times.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
+    assert min(times) < 2000, times
+    assert opened.console_errors == [] and opened.requests == []
+    assert page.locator("svg.seatmap .window .blk").count() > 100
