@@ -1,4 +1,4 @@
-"""Errors that end a run, and the exit codes they map to (SPEC §8)."""
+"""Errors that end a run, and the exit codes they map to (docs/rules.md#exit-codes)."""
 
 from __future__ import annotations
 

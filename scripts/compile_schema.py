@@ -3,7 +3,7 @@
     python scripts/compile_schema.py --write   # regenerate ctxkit/loading/schema_compiled.py
     python scripts/compile_schema.py --check   # exit 1 when the shipped module is stale (used by the tests)
 
-The loader imports the generated module instead of compiling at start-up (SPEC §9:
+The loader imports the generated module instead of compiling at start-up (docs/rules.md#quality-targets:
 validation runs on every load). fastjsonschema implements draft 2019-09; every keyword
 the fixture schema uses means the same there as in 2020-12, which `KEYWORDS` pins: a
 schema that grows another keyword fails here until someone checks it. Annotations are

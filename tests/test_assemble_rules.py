@@ -908,6 +908,40 @@ messages:
     assert r.budget()["cache_prefix"] == {"messages": 3, "tokens": 1 + 3 + 4}
 
 
+def test_r_tr_9_tool_definitions_translated_and_counted(tmp_path):
+    """R-TR-9: a full definition becomes an OpenAI function tool; a tool listed by name only
+    is not a definition. Its cost is the compact JSON counted (approx: 158 chars // 4 = 39),
+    reported but not taken from the history budget (1000 − 1 for the system prompt)."""
+    r = assemble(
+        tmp_path,
+        small(1000)
+        + """\
+tools:
+  - read_file
+  - {name: get_weather, description: Current weather, parameters: {type: object, properties: {city: {type: string}}}}
+messages: [{id: 1, role: user, text: q}]
+""",
+    )
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Current weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+        }
+    ]
+    assert r.payload.body["tools"] == tools
+    compact = (
+        '[{"type":"function","function":{"name":"get_weather","description":"Current weather",'
+        '"parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]'
+    )
+    assert len(compact) == 158
+    assert r.budget()["tool_definitions_tokens"] == 39
+    assert r.assembly.history_budget == 999
+
+
 # --- regressions found in review -----------------------------------------
 
 

@@ -1,5 +1,5 @@
 """Bad input and usage end in exit 2 with one clear `error:` line, never a traceback;
-rule failures end in exit 1 (SPEC §8 exit codes)."""
+rule failures end in exit 1 (docs/rules.md#exit-codes)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ def _run(*args: str):
     assert r.code in (0, 1), str(r)
     if r.code == 1:
         assert r.err.count("\n") == 1 and r.err.startswith("error: ")
-        if r.out:  # explain shows the rows it could compute (SPEC §8 validate/explain)
+        if r.out:  # explain shows the rows it could compute (docs/rules.md#commands)
             return {"exit": 1, "stdout": r.out, "stderr": r.err}
         return {"exit": 1, "stderr": r.err}
     return {"exit": 0, "stdout": r.out, "stderr": r.err}

@@ -1,4 +1,4 @@
-"""`ctxkit import` (SPEC §8): logged requests and message lists become fixtures."""
+"""`ctxkit import` (docs/rules.md#commands): logged requests and message lists become fixtures."""
 
 from __future__ import annotations
 

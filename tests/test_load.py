@@ -1,4 +1,4 @@
-"""The loader (SPEC §2, R-FIX-0…5): each rule's bad fixture is refused at its pointer."""
+"""The loader (docs/rules.md#fixture-format, R-FIX-0…5): each rule's bad fixture is refused at its pointer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fuzzing the loader (SPEC §9): any input gives a Fixture or one-line errors, never a crash.
+"""Fuzzing the loader (docs/rules.md#quality-targets): any input gives a Fixture or one-line errors, never a crash.
 
 Mutations of the SPEC example also check that the compiled fast path (fastjsonschema's
 code, shipped in `schema_compiled`) and jsonschema agree.

@@ -1,4 +1,4 @@
-"""Output that cannot be written is an error, not silence and not a crash (SPEC §8 exit codes).
+"""Output that cannot be written is an error, not silence and not a crash (docs/rules.md#exit-codes).
 
 Run in a real process: stdout's file descriptor is what is under test.
 """

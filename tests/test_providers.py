@@ -50,7 +50,7 @@ def valid(provider: str, result: Result) -> dict[str, Any]:
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("path", GALLERY, ids=[p.stem for p in GALLERY])
 def test_gallery_bodies_pass_official_schema_and_server_rules(path, provider):
-    """§9: every payload validates and would be accepted. The fixture's own window is
+    """Every payload validates and would be accepted (docs/rules.md#quality-targets). The fixture's own window is
     passed on, as a model named for one provider is unknown to the others' tables."""
     fixture = load_fixture(str(path))
     try:

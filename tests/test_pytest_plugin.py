@@ -1,4 +1,4 @@
-"""The pytest plugin (SPEC §8 "CI golden snapshots"): `ctxkit_snapshot` and `--ctxkit-fixtures`.
+"""The pytest plugin (docs/rules.md#golden-snapshots): `ctxkit_snapshot` and `--ctxkit-fixtures`.
 
 Each test builds a small user project with pytester and runs pytest on it in
 process (syrupy's session global is restored afterwards).

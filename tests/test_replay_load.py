@@ -1,4 +1,7 @@
-"""Replay's fixture fields (SPEC §2, §11): `at` (R-RPL-3), `settings.cache` (R-RPL-5), `settings.prices` (R-RPL-7)."""
+"""Replay's fixture fields: `at` (R-RPL-3), `settings.cache` (R-RPL-5), `settings.prices` (R-RPL-7).
+
+See docs/rules.md#fixture-format and docs/rules.md#replay-r-rpl.
+"""
 
 from __future__ import annotations
 

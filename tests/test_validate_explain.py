@@ -1,5 +1,5 @@
 """`validate` runs the assembly; `explain` shows what it can of a fixture that fails by rule
-(SPEC §8: validate says whether a fixture can be used; exit 1 for R-ASM-2/3)."""
+(docs/rules.md#commands: validate says whether a fixture can be used; exit 1 for R-ASM-2/3)."""
 
 from __future__ import annotations
 

@@ -88,7 +88,7 @@ OVERRIDES: dict[str, Callable[[F], F]] = {
 
 
 def overrides(*names: str) -> Callable[[F], F]:
-    """The named shared overrides (SPEC §8), in their usual order; each wins over the fixture."""
+    """The named shared overrides (docs/rules.md#commands), in their usual order; each wins over the fixture."""
 
     def apply(fn: F) -> F:
         for name in reversed([n for n in OVERRIDES if n in names]):

@@ -1,4 +1,4 @@
-"""`ctxkit snapshot`: the golden check of payload + budget for each fixture (SPEC §8).
+"""`ctxkit snapshot`: the golden check of payload + budget for each fixture (docs/rules.md#golden-snapshots).
 
 Input: fixture files or folders, a snapshots folder, option sets (`--provider`
 and `--max-input-tokens` repeat and name the snapshot; the other shared

@@ -203,7 +203,7 @@ def request_message(m: StoredMessage, t: Templates) -> RequestMessage:
 
 
 def report(p: CompressionPlan) -> dict[str, Any]:
-    """SPEC §8.1 `compress`, plus the numbers behind the decision."""
+    """The `compress` report (docs/rules.md#report-keys), plus the numbers behind the decision."""
     s = p.eff.settings
     previous = p.previous_summary
     return {

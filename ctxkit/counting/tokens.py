@@ -2,7 +2,7 @@
 
 `approx` is exact arithmetic: 0 for "", else `max(1, len(text) // 4)` in code points.
 `cl100k_base` / `o200k_base` use tiktoken, fed offline with rank files whose sha256
-must equal tiktoken's published hash (SPEC §9); special-token text counts as plain
+must equal tiktoken's published hash (docs/rules.md#quality-targets); special-token text counts as plain
 text. Nothing loads before the first `count()` of a non-empty text. Rank sources,
 first match wins:
 

@@ -20,7 +20,7 @@ class Kind(enum.StrEnum):
 
 
 class Fate(enum.StrEnum):
-    """The closed list of SPEC §8.1."""
+    """The closed list of fates (docs/rules.md#report-keys)."""
 
     KEPT = "kept"
     TRUNCATED = "truncated"
@@ -97,7 +97,7 @@ class Working:
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One entry of the decision record (SPEC §8.1 `explain`)."""
+    """One entry of the decision record (`explain`, docs/rules.md#report-keys)."""
 
     id: str | None
     kind: str

@@ -4,7 +4,7 @@ Input: the parsed JSON document and the chosen dialect. Output: the fixture
 document (a dict in fixture-format order) and the warnings to print. Tool calls
 attach to their assistant message with their results as `response`; a run of
 tool calls ending in an answer becomes one stored message; everything after the
-last user message becomes `in_flight` (SPEC §8).
+last user message becomes `in_flight` (docs/rules.md#commands).
 """
 
 from __future__ import annotations

@@ -459,7 +459,7 @@ def _now(text: str, found: list[tuple[JsonPath, str]]) -> datetime | None:
 
 
 def template_problems(templates: dict[str, str], at: JsonPath) -> Iterable[tuple[JsonPath, str]]:
-    """Call site for the template registry (SPEC §5): it checks names and slots."""
+    """Call site for the template registry (docs/rules.md#templates): it checks names and slots."""
     if not templates:
         return []
     try:

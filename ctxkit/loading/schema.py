@@ -2,7 +2,7 @@
 
 Input: the plain data the parsers produce (dict, list, str, int, float, bool, None).
 Output: nothing, or an `InputError` listing all problems sorted by pointer then message.
-The schema compiled to Python by fastjsonschema accepts valid documents quickly (SPEC §9);
+The schema compiled to Python by fastjsonschema accepts valid documents quickly (docs/rules.md#quality-targets);
 jsonschema runs only to explain a document the compiled check rejects.
 """
 

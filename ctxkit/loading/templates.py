@@ -1,4 +1,4 @@
-"""Built-in texts by name (SPEC §5), their slots, and override resolution.
+"""Built-in texts by name (docs/rules.md#templates), their slots, and override resolution.
 
 Input: override maps (fixture `templates:`, a `--templates` file). Output: a
 `Templates` value that fills slots by plain replacement of the listed names.

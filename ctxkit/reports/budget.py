@@ -1,4 +1,4 @@
-"""`budget`: where every token of the window went (SPEC §8.1 `budget`).
+"""`budget`: where every token of the window went (docs/rules.md#report-keys).
 
 Input: an `Assembly` and its `Payload`. Output: the JSON report, and a table
 with a one-line bar picture. Dropped history is counted here, on request.

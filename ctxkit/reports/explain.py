@@ -1,6 +1,6 @@
 """`explain`: one row per branch message, working message, file and in-flight message.
 
-Input: an `Assembly` and its `Payload`. Output: the rows of SPEC §8.1, in
+Input: an `Assembly` and its `Payload`. Output: the rows of docs/rules.md#report-keys, in
 context order, read off the decision record.
 """
 

@@ -1,4 +1,4 @@
-"""Golden snapshots: fixtures × option sets → stored JSON files, compared or written (SPEC §8).
+"""Golden snapshots: fixtures × option sets → stored JSON files, compared or written (docs/rules.md#golden-snapshots).
 
 Input: fixture paths (files or folders), a snapshots folder, option sets. Output:
 a `SnapshotReport` with one `Outcome` per fixture and option set (plus pruned

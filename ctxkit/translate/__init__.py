@@ -1,4 +1,4 @@
-"""Translation to provider payloads (layer 3, SPEC §6): a small registry.
+"""Translation to provider payloads (layer 3, R-TR-1…9): a small registry.
 
 Input: an `Assembly`. Output: `Payload` — the request body exactly as a client
 would send it, plus what translation had to change (rows and warnings).
