@@ -1,4 +1,4 @@
-"""`ctxkit report`: one self-contained HTML page (SPEC §12).
+"""`ctxkit report`: one self-contained HTML page (R-HTML-1…4).
 
 Input: a fixture and the common options. Output: the page, written to a file
 (temporary file, then rename) or to stdout with `-o -`. An existing file is

@@ -1,4 +1,4 @@
-"""`report`: one self-contained HTML page per fixture (SPEC §12, R-HTML).
+"""`report`: one self-contained HTML page per fixture (R-HTML-1…4).
 
 Input: a `view.View` (see `view.build` / `view.failed`). Output: the page as a
 string — Jinja2 templates with autoescape on, the stylesheet and script inlined,
