@@ -334,5 +334,30 @@ def reports(r: R) -> list[str]:
     ]
 
 
+def _under(size: int) -> str:
+    return "**met**" if size < 5_000_000 else "**missed**"
+
+
+def html(r: R) -> list[str]:
+    rows = []
+    for name in ("history-20000",):
+        entry = r.get(f"html {name}")
+        if isinstance(entry, dict):
+            size = entry["bytes"]
+            total = entry["total"]
+            rows.append([name, fmt(med(total)), fmt(med(total, 1)), f"{size / 1e6:.2f} MB", _under(size)])
+    if not rows:
+        return []
+    return [
+        "## `ctxkit report` (a fresh process writing the HTML page, the fixture's window)",
+        "",
+        table(["fixture", "wall (median)", "cpu (median)", "page size", "under 5 MB"], rows),
+        "",
+        "That the page opens in headless Chromium in under 2 s is checked on the same fixture by "
+        "`tests/test_report_browser.py`.",
+        "",
+    ]
+
+
 def sections(r: R, d: dict[str, Any]) -> list[str]:
-    return summary(r, d) + cold_start(r) + truncation(r, d) + end_to_end(r, d) + scale(r, d) + reports(r)
+    return summary(r, d) + cold_start(r) + truncation(r, d) + end_to_end(r, d) + scale(r, d) + reports(r) + html(r)

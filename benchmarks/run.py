@@ -135,6 +135,18 @@ class Bench:
                     timeout=150,
                 )
 
+    def html(self) -> None:
+        """`ctxkit report` (R-HTML-3): a fresh process writing the page; its size against 5 MB."""
+        print("html report", file=sys.stderr)
+        for name in ("history-20000",):
+            out = self.folder / f"{name}.report.html"
+            try:
+                samples = [run_process([CTXKIT, "report", self.path(name), "-o", str(out)]) for _ in range(self.n(3))]
+            except Failed as exc:
+                self.r["errors"].append(f"html {name}: {exc}")
+                continue
+            self.r[f"html {name}"] = {"total": samples, "bytes": out.stat().st_size}
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -157,6 +169,7 @@ def main() -> None:
         "e2e": bench.end_to_end,
         "scale": bench.scale,
         "reports": bench.reports,
+        "html": bench.html,
     }
     chosen = [name for name in args.only.split(",") if name] or list(sections)
     for name in chosen:

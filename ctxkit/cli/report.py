@@ -58,12 +58,13 @@ def _page(fixture: str, kw: dict[str, Any]) -> tuple[str, RuleError | None]:
         eff = resolve(loaded, options)
         return render(view.failed(eff, str(exc), warnings=[]), version=__version__), exc
     warnings = list(result.warnings)
-    extra = over_window(result.budget())
+    data = result.budget()
+    extra = over_window(data)
     if extra:
         warnings.append(extra)
     for w in warnings:
         warn(w)
-    return render(view.build(result, warnings=warnings), version=__version__), None
+    return render(view.build(result, warnings=warnings, budget=data), version=__version__), None
 
 
 def _target(fixture: str, output: str | None) -> Path | None:

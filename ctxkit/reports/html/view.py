@@ -146,9 +146,9 @@ def header(eff: Effective, *, warnings: list[str], fixups: list[str], available:
     )
 
 
-def build(result: Result, *, warnings: list[str]) -> View:
-    """The whole page's data for an assembly that succeeded."""
-    data = result.budget()
+def build(result: Result, *, warnings: list[str], budget: dict[str, Any] | None = None) -> View:
+    """The whole page's data for an assembly that succeeded (`budget`: `result.budget()`, when at hand)."""
+    data = budget if budget is not None else result.budget()
     rows = result.explain()
     blocks = payload_blocks(result, rows)
     fixups = [n for r in rows if r.fate is Fate.FIXUP for n in r.notes]
