@@ -269,3 +269,20 @@ def test_r_html_3_readable_without_script():
     for text in ("Budget", "Fate of every message", "Payload", "R-CONV-3", "<title>id m2 · tool · history"):
         assert text in body
     assert "@media (prefers-color-scheme: dark)" in page and "@media print" in page
+
+
+@pytest.mark.parametrize("path", GALLERY, ids=[p.stem for p in GALLERY])
+def test_r_html_2_blocks_agree_with_explain(path):
+    """The seat map reads the assembly's record directly (replay draws every call so); explain agrees."""
+    from ctxkit.assembly.pipeline import run
+    from ctxkit.errors import RuleError
+
+    try:
+        result = run(load_fixture(str(path)))
+    except RuleError:
+        pytest.skip("fails by rule")
+    rows = {r.key: r for r in result.explain() if r.key}
+    for m, b in zip(result.payload.prepared.messages, view.payload_blocks(result), strict=True):
+        row = rows[m.key]
+        assert (b.ident, b.kind, b.fate, b.rule, b.notes) == (row.id, row.kind, str(row.fate), row.rule, row.notes)
+        assert b.parts[0] == view.Part(str(row.segment), row.tokens)

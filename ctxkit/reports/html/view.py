@@ -150,7 +150,7 @@ def build(result: Result, *, warnings: list[str], budget: dict[str, Any] | None 
     """The whole page's data for an assembly that succeeded (`budget`: `result.budget()`, when at hand)."""
     data = budget if budget is not None else result.budget()
     rows = result.explain()
-    blocks = payload_blocks(result, rows)
+    blocks = payload_blocks(result)
     fixups = [n for r in rows if r.fate is Fate.FIXUP for n in r.notes]
     head = header(result.assembly.eff, warnings=warnings, fixups=fixups, available=data["available_tokens"])
     return View(
@@ -172,26 +172,38 @@ def failed(eff: Effective, error: str, *, warnings: list[str]) -> View:
     return View(header=header(eff, warnings=warnings, fixups=[], available=available), error=error)
 
 
-def payload_blocks(result: Result, rows: list[Row]) -> list[Block]:
-    """One block per payload message: its explain row, plus images that count in another segment."""
-    by_key: dict[str, list[Row]] = {}
-    for r in rows:
-        if r.key:
-            by_key.setdefault(r.key.split("#img", 1)[0], []).append(r)
+def payload_blocks(result: Result) -> list[Block]:
+    """One block per payload message, read off the assembly's record (no explain rows: replay
+    draws every call this way). A project image on the last user message counts in its own part."""
+    from ctxkit.reports.explain import GENERATED_RULES
+
+    a = result.assembly
+    by_key = {w.key: w for w in a.messages}
+    segment_of = {w.key: str(name) for name, ws in a.segments.items() for w in ws}
+    notices = {r.key: r for r in result.payload.prepared.rows if r.key}
     blocks = []
     for m in result.payload.prepared.messages:
-        own = by_key.get(m.key, [])
-        main = next((r for r in own if r.key == m.key), None)
-        if main is None:  # not expected: every payload message has a row
-            blocks.append(Block(None, m.role, 0, "generated", "", (Part("history", 0),)))
+        w = by_key.get(m.key)
+        fated = a.fates.get(m.key)
+        if w is None:  # made by translation: the image-drop notice
+            row = notices.get(m.key)
+            seg = str(row.segment) if row is not None and row.segment else "reminder"
+            tokens = row.tokens if row is not None else 0
+            rule, notes = (row.rule, row.notes) if row is not None else ("R-TR-6", ())
+            blocks.append(Block(None, "user", tokens, "generated", rule, (Part(seg, tokens),), notes))
             continue
-        segment = str(main.segment or "history")
-        parts = [Part(segment, main.tokens)]
-        for r in own:
-            if r is not main and r.segment is not None and str(r.segment) != segment:
-                parts.append(Part(str(r.segment), r.tokens))
-        tokens = sum(p.tokens for p in parts)
-        blocks.append(Block(main.id, main.kind, tokens, str(main.fate), main.rule, tuple(parts), main.notes))
+        parts = [Part(segment_of.get(w.key, "project_files"), a.meter.of(w))]
+        if fated is not None:
+            fate, rule, notes = str(fated.fate), fated.rule, fated.notes
+            parts[0] = Part(str(fated.segment or parts[0].segment), parts[0].tokens)
+        else:
+            fate, rule, notes = "generated", GENERATED_RULES.get(w.origin, ""), w.notes
+        project = sum(a.meter.image(i) for i in w.images if i.project)
+        if project:
+            parts.append(Part("project_files", project))
+        ident = w.file_id if w.origin == "file" else w.source_id
+        kind = "file" if w.origin == "file" else "summary" if w.origin == "summary" else str(w.kind)
+        blocks.append(Block(ident, kind, sum(p.tokens for p in parts), fate, rule, tuple(parts), notes))
     return blocks
 
 
