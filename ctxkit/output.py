@@ -15,6 +15,12 @@ from collections.abc import Set
 from typing import IO, Any
 
 
+def plural(count: int, noun: str, *, grouped: bool = False) -> str:
+    """A count and its noun for text: `1 token`, `2 tokens` (`1,024 tokens` when grouped)."""
+    number = f"{count:,}" if grouped else str(count)
+    return f"{number} {noun}" if count == 1 else f"{number} {noun}s"
+
+
 def dumps(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 

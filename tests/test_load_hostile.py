@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import signal
 import textwrap
 import time
@@ -357,6 +358,28 @@ def test_empty_input_says_empty_input() -> None:
     fx = Path(write("messages: [{id: m1, role: user, text: hi}]\n")).read_text()
     r = ctxkit("diff", "-", "-", stdin=fx, expect=2)  # stdin is read once: the second side is empty
     assert r.err == "error: -: empty input (no YAML or JSON document)\n"
+
+
+def test_one_token_is_singular_in_cli_text() -> None:
+    from ctxkit.output import plural
+
+    assert [plural(n, "token") for n in (0, 1, 2)] == ["0 tokens", "1 token", "2 tokens"]
+    assert plural(1024, "token", grouped=True) == "1,024 tokens"
+    fx = write("tokenizer: approx\nmessages: [{id: m1, role: user, text: abcd}]\nprompts: {system: ''}\n")
+    assert "--- [0] user · 1 token · kept R-ASM-3 ---" in ctxkit("assemble", fx, "--format", "text").out
+
+
+def test_no_count_in_cli_text_is_pluralized_by_hand() -> None:
+    """`f"{n} tokens"` says "1 tokens": every such count goes through `output.plural`."""
+    root = Path(__file__).resolve().parent.parent / "ctxkit"
+    by_hand = re.compile(r"\{[^{}]+\} (tokens|messages)\b")
+    found = [
+        f"{path.relative_to(root)}:{number}"
+        for path in sorted(root.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if 'f"' in line and by_hand.search(line)
+    ]
+    assert found == []
 
 
 # --- item 15: YAML error locations -----------------------------------------------------------

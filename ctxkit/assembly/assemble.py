@@ -22,6 +22,7 @@ from ctxkit.history import tree
 from ctxkit.history.working import Fate, Kind, Record, Segment, Working
 from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import FileKind, FileRecord
+from ctxkit.output import plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +102,8 @@ def assemble(eff: Effective) -> Assembly:
     budget = available - fixed
     if budget < 0:
         raise RuleError(
-            f"{fixture.source}: not enough tokens for the fixed parts: they need {fixed} "
-            f"tokens but only {available} are available (R-ASM-2); largest: "
+            f"{fixture.source}: not enough tokens for the fixed parts: they need {plural(fixed, 'token')} "
+            f"but only {available} are available (R-ASM-2); largest: "
             + _largest({"system": system, "custom agent": agent, "reminder": reminder}, meter, project.tokens(meter))
         )
     fates: dict[str, Fated] = {}
@@ -115,7 +116,7 @@ def assemble(eff: Effective) -> Assembly:
     if tail_tokens > budget:
         raise RuleError(
             f"{fixture.source}: the last user message and this turn's messages need "
-            f"{tail_tokens} tokens but the history budget is {budget} (R-ASM-3); "
+            f"{plural(tail_tokens, 'token')} but the history budget is {budget} (R-ASM-3); "
             f"largest: {_largest_message(tail, meter)}"
         )
     start = _truncate(history, budget - tail_tokens, meter)
@@ -209,13 +210,13 @@ def _largest(parts: dict[str, Working | None], meter: Meter, project_tokens: int
     sizes = {name: meter.of(w) for name, w in parts.items() if w}
     sizes["project files"] = project_tokens
     name = max(sizes, key=lambda n: sizes[n])
-    return f"{name} ({sizes[name]} tokens)"
+    return f"{name} ({plural(sizes[name], 'token')})"
 
 
 def _largest_message(messages: list[Working], meter: Meter) -> str:
     w = max(messages, key=meter.of)
     label = "the last user message" if w.origin == "message" else f"in-flight message {w.key}"
-    return f"{label} ({meter.of(w)} tokens)"
+    return f"{label} ({plural(meter.of(w), 'token')})"
 
 
 def _last_n_cut(history: list[Working], n: int | None, last_user: Working) -> int:

@@ -82,6 +82,7 @@ def compress(fixture: str, fmt: str, summary_text: str | None, write_path: str |
 def render(p: CompressionPlan) -> str:
     """The readable report: the numbers, the split drawn over the branch, the request."""
     from ctxkit.compression.compress import Mark, request_message
+    from ctxkit.output import plural
 
     eff, s = p.eff, p.eff.settings
     title = eff.fixture.name or eff.fixture.source
@@ -139,7 +140,8 @@ def render(p: CompressionPlan) -> str:
         lines.append("summarization request: none")
     else:
         lines.append(
-            f"summarization request ({len(p.request)} messages, OpenAI-style; --provider P for a provider's body):"
+            f"summarization request ({plural(len(p.request), 'message')}, OpenAI-style; "
+            "--provider P for a provider's body):"
         )
         for n, m in enumerate(p.request):
             lines.append(f"--- [{n}] {m['role']} ---")

@@ -27,6 +27,7 @@ from ctxkit.history import tree
 from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import Fixture, Role, StoredMessage
 from ctxkit.loading.templates import Templates
+from ctxkit.output import plural
 
 
 class RequestMessage(TypedDict):
@@ -109,7 +110,8 @@ def plan(eff: Effective) -> CompressionPlan:
     if due:
         cut, note = split(considered, budget)
     else:
-        cut, note = 0, (f"not due: {history} history tokens are within the threshold of {threshold} (R-CMP-1)")
+        within = f"{plural(history, 'history token')} {'is' if history == 1 else 'are'} within"
+        cut, note = 0, f"not due: {within} the threshold of {threshold} (R-CMP-1)"
     summarized = tuple(m for m, _ in considered[:cut])
     kept = tuple(m for m, _ in considered[cut:])
     last_user = next((m for m in reversed(branch.path) if m.role is Role.USER), None)

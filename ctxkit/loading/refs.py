@@ -20,6 +20,7 @@ from ctxkit.errors import InputError
 from ctxkit.loading import domain
 from ctxkit.loading.files import Missing, TooBig, Unreadable, read_regular_file
 from ctxkit.loading.schema import JsonPath, pointer, problem, sort_key
+from ctxkit.output import plural
 
 FloatTexts = dict[int, tuple[float, str]]  # id(float) -> (the float, its text as written)
 MAX_ARGS_DEPTH = 100  # deeper tool arguments could not be serialized safely later
@@ -217,7 +218,7 @@ def _cycle_text(cycle: list[str], shown: int = 4) -> str:
     if len(cycle) <= shown + 1:
         return "parent cycle: " + " → ".join(map(_short_id, [*cycle, cycle[0]]))
     names = " → ".join(map(_short_id, cycle[:shown]))
-    return f"parent cycle of {len(cycle)} messages: {names} → … → {_short_id(cycle[0])}"
+    return f"parent cycle of {plural(len(cycle), 'message')}: {names} → … → {_short_id(cycle[0])}"
 
 
 def _short_id(mid: str) -> str:

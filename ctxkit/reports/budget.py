@@ -11,6 +11,7 @@ from typing import Any
 
 from ctxkit.assembly.assemble import Assembly
 from ctxkit.history.working import Segment
+from ctxkit.output import plural
 from ctxkit.translate import Payload
 
 SEGMENTS = [str(s) for s in Segment]
@@ -100,7 +101,8 @@ def over_window(data: dict[str, Any]) -> str | None:
     if data["wire_tokens"] <= data["max_input_tokens"]:
         return None
     return (
-        f"the payload as sent counts {data['wire_tokens']} tokens, more than the window of {data['max_input_tokens']}"
+        f"the payload as sent counts {plural(data['wire_tokens'], 'token')}, "
+        f"more than the window of {data['max_input_tokens']}"
     )
 
 
@@ -146,7 +148,7 @@ def table(data: dict[str, Any]) -> str:
         "S system  h history  a agent  p project  f forgotten  U last user  t in-turn  r reminder  . free  # margin"
     )
     lines = [
-        f"{data['provider']} {data['model']}: window {window:,} tokens, "
+        f"{data['provider']} {data['model']}: window {plural(window, 'token', grouped=True)}, "
         f"available {data['available_tokens']:,} (margin {data['safety_margin']}), "
         f"tokenizer {data['tokenizer']}",
         "",
@@ -155,10 +157,11 @@ def table(data: dict[str, Any]) -> str:
         bar(data),
         legend,
         "",
-        f"history budget {h['budget']:,}; dropped {h['dropped_tokens']:,} tokens; "
+        f"history budget {h['budget']:,}; dropped {plural(h['dropped_tokens'], 'token', grouped=True)}; "
         f"cache prefix {data['cache_prefix']['messages']} message(s), "
-        f"{data['cache_prefix']['tokens']:,} tokens; wire {data['wire_tokens']:,} tokens; "
-        f"tool definitions {data['tool_definitions_tokens']:,} tokens "
+        f"{plural(data['cache_prefix']['tokens'], 'token', grouped=True)}; "
+        f"wire {plural(data['wire_tokens'], 'token', grouped=True)}; "
+        f"tool definitions {plural(data['tool_definitions_tokens'], 'token', grouped=True)} "
         f"({data['tool_definitions_margin_share']} of the margin)",
     ]
     return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxkit.assembly.pipeline import Result
 from ctxkit.history.working import Row
-from ctxkit.output import dumps, shorten_images
+from ctxkit.output import dumps, plural, shorten_images
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +137,8 @@ def render(diff: Diff) -> str:
             why = f"{there.fate} ({there.rule})" if there else "absent"
             other = diff.label_b if x.in_a else diff.label_a
             out.append(
-                f"  {mark} {x.id or '-'} {x.kind} {here.tokens} tokens [{here.fate} {here.rule}]; in {other}: {why}"
+                f"  {mark} {x.id or '-'} {x.kind} {plural(here.tokens, 'token')} [{here.fate} {here.rule}]; "
+                f"in {other}: {why}"
             )
     out.append("")
     if diff.payload_lines:

@@ -7,7 +7,7 @@ then its text (images shortened unless raw).
 from __future__ import annotations
 
 from ctxkit.assembly.pipeline import Result
-from ctxkit.output import short_image
+from ctxkit.output import plural, short_image
 
 
 def render(result: Result, *, raw: bool = False) -> str:
@@ -15,7 +15,7 @@ def render(result: Result, *, raw: bool = False) -> str:
     fates = a.fates
     out = [
         f"# {a.eff.fixture.name or a.eff.fixture.source} — {result.payload.provider} "
-        f"{a.eff.model}, {len(prepared.messages)} messages"
+        f"{a.eff.model}, {plural(len(prepared.messages), 'message')}"
     ]
     for n, m in enumerate(prepared.messages):
         working = next((w for w in a.messages if w.key == m.key), None)
@@ -24,7 +24,7 @@ def render(result: Result, *, raw: bool = False) -> str:
         fate = f"{fated.fate} {fated.rule}" if fated else "generated"
         label = m.role if working is None or working.kind != "reminder" else "user (reminder)"
         cache = " cache" if m.cacheable else ""
-        out.append(f"\n--- [{n}] {label} · {tokens} tokens · {fate}{cache} ---")
+        out.append(f"\n--- [{n}] {label} · {plural(tokens, 'token')} · {fate}{cache} ---")
         for c in m.tool_calls:
             out.append(f"call {c.id} {c.name}({_args(c.args)})")
         if m.tool_call_id:
