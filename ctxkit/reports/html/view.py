@@ -16,6 +16,7 @@ from typing import Any
 from ctxkit.assembly.pipeline import Result
 from ctxkit.history.working import Fate, Row
 from ctxkit.loading.config import Effective
+from ctxkit.output import plural
 
 # Image types a browser shows from a data: URL without running anything.
 THUMBNAIL_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -65,11 +66,12 @@ class Block:
     @property
     def label(self) -> str:
         if self.count > 1:
-            who = f"{self.count:,} messages {self.ident or '-'} … {self.last_ident or '-'}"
+            who = f"{plural(self.count, 'message', grouped=True)} {self.ident or '-'} … {self.last_ident or '-'}"
         else:
             who = f"id {self.ident}" if self.ident is not None else "generated"
         where = " + ".join(f"{p.segment} {p.tokens:,}" for p in self.parts) if len(self.parts) > 1 else self.segment
-        text = f"{who} · {self.kind} · {where} · {self.tokens:,} tokens · {self.fate} · {self.rule}"
+        tokens = plural(self.tokens, "token", grouped=True)
+        text = f"{who} · {self.kind} · {where} · {tokens} · {self.fate} · {self.rule}"
         return text + "".join(f" · {n}" for n in self.notes)
 
 
@@ -105,7 +107,7 @@ class Fold:
         tokens = sum(r.tokens for r in self.rows)
         return (
             f"{len(self.rows):,} more {self.fate} rows ({self.rule}), {first.id or '-'} … {last.id or '-'}, "
-            f"{tokens:,} tokens"
+            f"{plural(tokens, 'token', grouped=True)}"
         )
 
     @property
