@@ -253,7 +253,10 @@ def _steering(draw: Any, doc: dict[str, Any], mode: str) -> dict[str, Any]:
             {"id": "x_s", "role": "summary", "parent": "x_a", "summarizes_through": through, "text": "S", "tokens": 1}
         )
     if mode == "explore":
-        return {"room": draw(st.one_of(st.integers(-40, 150), st.integers(0, 1500), st.just(WIDE // 2)))}
+        room = draw(st.one_of(st.integers(-40, 150), st.integers(0, 1500), st.just(WIDE // 2)))
+        if room != WIDE // 2:  # in a smaller window the project may flip to a list of another size
+            doc.pop("project_files", None)
+        return {"room": room}
     return roomy
 
 
