@@ -9,6 +9,7 @@ import subprocess
 import sys
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -307,12 +308,30 @@ def test_r_cmp_4_template_overrides_apply(tmp_path):
     assert p.request[2]["content"] == "<tools search>\na" and p.request[-1]["content"] == "Go."
 
 
+def provider_body(fixture: str, provider: str) -> dict[str, Any]:
+    report_ = json.loads(ctxkit("compress", fixture, "--provider", provider, "--format", "json").out)
+    assert report_["provider_request"]["provider"] == provider
+    return report_["provider_request"]["body"]  # type: ignore[no-any-return]
+
+
 def test_r_cmp_4_provider_body_for_openai():
     fixture = str(FIXTURES / "compress_just_above.yaml")
-    body = json.loads(ctxkit("compress", fixture, "--provider", "openai").out)
+    body = provider_body(fixture, "openai")
     request = json.loads(ctxkit("compress", fixture, "--format", "json").out)["request"]
     assert body["model"] == "gpt-4o" and "tools" not in body
     assert body["messages"] == request
+
+
+def test_compress_provider_keeps_the_report_and_shows_the_body_inside_it():
+    """`--provider anthropic` used to replace the whole report with the request body."""
+    fixture = str(FIXTURES / "compress_just_above.yaml")
+    out = ctxkit("compress", fixture, "--provider", "anthropic").out
+    assert out.startswith("# compression due") and "compression due: yes" in out
+    head, _, body = out.partition("summarization request as the anthropic request body:\n")
+    assert "split (S summarized" in head
+    assert json.loads(body)["system"][0]["type"] == "text"
+    report_ = json.loads(ctxkit("compress", fixture, "--provider", "anthropic", "--format", "json").out)
+    assert report_["should_compress"] and report_["request"][0]["role"] == "system"  # still OpenAI-style (§8.1)
 
 
 @pytest.mark.parametrize("provider", ["openai", "azure", "anthropic", "gemini", "ollama"])
@@ -321,15 +340,17 @@ def test_r_cmp_4_provider_bodies_validate(provider, name):
     """The request goes through the normal translators: official schema + server rules."""
     from . import provider_schemas, server_rules
 
-    body = json.loads(ctxkit("compress", str(FIXTURES / f"compress_{name}.yaml"), "--provider", provider).out)
+    body = provider_body(str(FIXTURES / f"compress_{name}.yaml"), provider)
     assert provider_schemas.validate(provider, body) == []
     assert server_rules.check(provider, body) == []
     assert "Used tools: " in json.dumps(body, ensure_ascii=False)
 
 
 def test_r_cmp_4_provider_body_when_nothing_is_due():
-    run_ = ctxkit("compress", str(FIXTURES / "compress_below_threshold.yaml"), "--provider", "openai")
-    assert run_.out == "null\n" and "warning: no summarization request" in run_.err
+    fixture = str(FIXTURES / "compress_below_threshold.yaml")
+    report_ = json.loads(ctxkit("compress", fixture, "--provider", "openai", "--format", "json").out)
+    assert report_["provider_request"] is None and report_["request"] is None
+    assert "summarization request: none" in ctxkit("compress", fixture, "--provider", "openai").out
 
 
 # --- R-CMP-5 the new summary node and write-back -------------------------------------------
@@ -526,7 +547,7 @@ def test_r_cmp_6_compress_runs_on_every_gallery_fixture(path):
 def test_compress_json_report_keys_and_types():
     r = json.loads(ctxkit("compress", str(FIXTURES / "compress_just_above.yaml"), "--format", "json").out)
     assert SPEC_KEYS | {"note", "available_tokens", "trigger_ratio"} <= set(r)
-    assert r["trigger_ratio"] == "0.75" and isinstance(r["threshold"], int)
+    assert r["trigger_ratio"] == 0.75 and isinstance(r["threshold"], int)
     assert r["request"][0]["role"] == "system"
 
 
@@ -537,3 +558,27 @@ def test_compress_text_report_draws_the_split():
     marks = [line.split()[:2] for line in lines if line.startswith("  ") and line.split()[0] in "SK-~="]
     assert marks == [["~", "u1"], ["~", "a1"], ["=", "s1"], ["S", "u2"], ["S", "a2"], ["K", "u3"], ["K", "a3"]]
     assert "--- [0] system ---" in out
+
+
+def test_compress_json_ratios_are_numbers_with_their_written_digits(tmp_path):
+    """SPEC §8: numbers in JSON reports are JSON numbers; R-FIX-3: exact as written."""
+    body = small(
+        1000,
+        '  - {id: u1, role: user, text: "u", tokens: 5}\n',
+        settings="compression_trigger_ratio: 0.7499999999999999999999",
+    )
+    r = ctxkit("compress", str(write(tmp_path, body)), "--format", "json")
+    assert '"trigger_ratio": 0.7499999999999999999999,' in r.out
+    assert json.loads(r.out)["threshold"] == 749
+
+
+def test_compress_no_room_when_fixed_parts_fill_the_window_says_so(tmp_path):
+    """SPEC §8: available <= 0 is said in plain words, never as negative thresholds."""
+    fixture = str(FIXTURES / "fixed_parts_too_big.yaml")
+    out = ctxkit("compress", fixture, "--max-input-tokens", "20").out
+    assert "compression due: no: the fixed parts alone" in out and "fill the window of 20" in out
+    assert "available              none" in out and "threshold              none" in out
+    assert not any(word.startswith("-") and word[1:].isdigit() for word in out.split())
+    r = json.loads(ctxkit("compress", fixture, "--max-input-tokens", "20", "--format", "json").out)
+    assert r["should_compress"] is False and r["threshold"] is None and r["request"] is None
+    assert "no room for any history" in r["note"]

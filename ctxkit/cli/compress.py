@@ -1,8 +1,8 @@
 """`ctxkit compress`: the compression decision, the split and the summarization request.
 
-Input: a fixture and the shared options. Output: the report (text or JSON), or
-with `--provider` the request as that provider's body; with `--summary TEXT
---write OUT` a new fixture holding the summary node (R-CMP-5).
+Input: a fixture and the shared options. Output: the report (text or JSON); with
+`--provider` the report shows the request as that provider's body; with
+`--summary TEXT --write OUT` a new fixture holding the summary node (R-CMP-5).
 """
 
 from __future__ import annotations
@@ -38,11 +38,10 @@ LEGEND = "split (S summarized, K kept, - skipped: no text, ~ already summarized,
 def compress(fixture: str, fmt: str, summary_text: str | None, write_path: str | None, force: bool, **kw: Any) -> None:
     """Is a summary due, what would it cover, and the exact summarization request.
 
-    With --provider the request is printed as that provider's request body.
+    With --provider the report shows the request as that provider's request body.
     """
-    from ctxkit.compression.compress import plan, provider_body, report, write_back
+    from ctxkit.compression.compress import plan, report, write_back
     from ctxkit.loading.config import resolve
-    from ctxkit.output import dumps
 
     if write_path is not None and summary_text is None:
         raise click.UsageError("--write needs --summary TEXT (the summary to add)")
@@ -65,37 +64,54 @@ def compress(fixture: str, fmt: str, summary_text: str | None, write_path: str |
             f"summarizes_through {p.summarizes_through!r})",
             err=True,
         )
+    provider_request = None
     if kw.get("provider"):
-        built = provider_body(p)
-        if built is None:
-            warn(f"no summarization request: {p.note}")
-            echo(dumps(None))
-            return
-        body, translation_warnings = built
-        for w in translation_warnings:
-            warn(w)
-        echo(dumps(body))
-        return
-    echo(dumps(report(p)) if fmt == "json" else render(p))
+        provider_request = _provider_request(p)
+    if fmt == "json":
+        from ctxkit.loading.write import json_text
+
+        data = report(p)
+        if kw.get("provider"):
+            data["provider_request"] = provider_request
+        echo(json_text(data))
+    else:
+        echo(render(p, provider_request))
 
 
-def render(p: CompressionPlan) -> str:
+def _provider_request(p: CompressionPlan) -> dict[str, Any] | None:
+    """`--provider`: the request as that provider's body, shown inside the report."""
+    from ctxkit.compression.compress import provider_body
+
+    built = provider_body(p)
+    if built is None:
+        return None
+    body, translation_warnings = built
+    for w in translation_warnings:
+        warn(w)
+    return {"provider": str(p.eff.provider), "body": body}
+
+
+def render(p: CompressionPlan, provider_request: dict[str, Any] | None = None) -> str:
     """The readable report: the numbers, the split drawn over the branch, the request."""
     from ctxkit.compression.compress import Mark, request_message
     from ctxkit.output import plural
 
     eff, s = p.eff, p.eff.settings
     title = eff.fixture.name or eff.fixture.source
-    verdict = "yes" if p.should_compress else "no"
-    sign = ">" if p.should_compress else "<="
-    lines = [
-        f"# {title}",
-        f"compression due: {verdict} (history {p.history_tokens} {sign} threshold {p.threshold})",
-        "",
-        _number("max_input_tokens", eff.max_input_tokens, "the model's window"),
-        _number("reserved", p.reserved_tokens, "worst-case system prompt + agent message (R-SYS-6)"),
-        _number("available", p.available_tokens, "max_input_tokens - reserved"),
-        _number("threshold", p.threshold, f"floor(available x {s.compression_trigger_ratio}) (R-CMP-1)"),
+    lines = [f"# {title}", _verdict(p), ""]
+    lines.append(_number("max_input_tokens", eff.max_input_tokens, "the model's window"))
+    lines.append(_number("reserved", p.reserved_tokens, "worst-case system prompt + agent message (R-SYS-6)"))
+    if p.has_room:
+        lines += [
+            _number("available", p.available_tokens, "max_input_tokens - reserved"),
+            _number("threshold", p.threshold, f"floor(available x {s.compression_trigger_ratio}) (R-CMP-1)"),
+        ]
+    else:
+        lines += [
+            _words("available", "none", "the reserved tokens fill the window"),
+            _words("threshold", "none", "no room for history, so nothing to compare with"),
+        ]
+    lines += [
         _number("history", p.history_tokens, "summary + texts and call arguments after its cutoff"),
         _number(
             "recent budget",
@@ -138,6 +154,11 @@ def render(p: CompressionPlan) -> str:
     lines.append("")
     if p.request is None:
         lines.append("summarization request: none")
+    elif provider_request is not None:
+        from ctxkit.output import dumps
+
+        lines.append(f"summarization request as the {provider_request['provider']} request body:")
+        lines.append(dumps(provider_request["body"]).rstrip("\n"))
     else:
         lines.append(
             f"summarization request ({plural(len(p.request), 'message')}, OpenAI-style; "
@@ -149,7 +170,22 @@ def render(p: CompressionPlan) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _verdict(p: CompressionPlan) -> str:
+    if not p.has_room:
+        return (
+            f"compression due: no: the fixed parts alone ({p.reserved_tokens} tokens) fill the "
+            f"window of {p.eff.max_input_tokens}; no history fits, with or without a summary"
+        )
+    if p.should_compress:
+        return f"compression due: yes (history {p.history_tokens} > threshold {p.threshold})"
+    return f"compression due: no (history {p.history_tokens} <= threshold {p.threshold})"
+
+
 def _number(label: str, value: int, how: str) -> str:
+    return _words(label, str(value), how)
+
+
+def _words(label: str, value: str, how: str) -> str:
     return f"  {label:<18} {value:>8}   {how}"
 
 

@@ -10,7 +10,6 @@ Assembly never imports this module (R-CMP-6): a failure here cannot break it.
 
 from __future__ import annotations
 
-import copy
 import enum
 import os
 import tempfile
@@ -72,6 +71,11 @@ class CompressionPlan:
     warnings: tuple[str, ...] = ()
 
     @property
+    def has_room(self) -> bool:
+        """False when the fixed parts alone fill the window: no threshold exists (SPEC §8)."""
+        return self.available_tokens > 0
+
+    @property
     def previous_summary(self) -> StoredMessage | None:
         return self.branch.summary
 
@@ -103,12 +107,14 @@ def plan(eff: Effective) -> CompressionPlan:
     history = summary_tokens + sum(costs)
     available = eff.max_input_tokens - reserved
     threshold = floor_ratio(available, eff.settings.compression_trigger_ratio)
-    due = history > threshold
+    due = available > 0 and history > threshold
 
     considered = [(m, c) for m, c in zip(after, costs, strict=True) if m.text.strip()]
     budget = floor_ratio(history, eff.settings.recent_messages_ratio) if due else 0
     if due:
         cut, note = split(considered, budget)
+    elif available <= 0:
+        cut, note = 0, no_room(eff.max_input_tokens, reserved)
     else:
         within = f"{plural(history, 'history token')} {'is' if history == 1 else 'are'} within"
         cut, note = 0, f"not due: {within} the threshold of {threshold} (R-CMP-1)"
@@ -141,6 +147,15 @@ def plan(eff: Effective) -> CompressionPlan:
         request=request,
         note=note,
         warnings=tuple(warnings),
+    )
+
+
+def no_room(window: int, reserved: int) -> str:
+    """SPEC §8: when the fixed parts alone fill the window, say so instead of negative numbers."""
+    return (
+        f"no room for any history: the fixed parts alone (system prompt and agent message, "
+        f"{reserved} tokens) fill the window of {window} tokens, so a summary cannot help; "
+        "the assembly fails the same way (R-ASM-2)"
     )
 
 
@@ -215,9 +230,9 @@ def report(p: CompressionPlan) -> dict[str, Any]:
         "max_input_tokens": p.eff.max_input_tokens,
         "reserved_tokens": p.reserved_tokens,
         "available_tokens": p.available_tokens,
-        "trigger_ratio": str(s.compression_trigger_ratio),
-        "threshold": p.threshold,
-        "recent_messages_ratio": str(s.recent_messages_ratio),
+        "trigger_ratio": s.compression_trigger_ratio,  # a JSON number, digits as written
+        "threshold": p.threshold if p.has_room else None,
+        "recent_messages_ratio": s.recent_messages_ratio,
         "tokens_for_recent": p.tokens_for_recent,
         "summarized": [m.id for m in p.summarized],
         "kept": [m.id for m in p.kept],
@@ -286,11 +301,19 @@ def write_back(
         raise InputError(Problem(fixture.source, "", f"nothing to write: {why}"))
     if not summary_text.strip():
         raise InputError(Problem(fixture.source, "", "the summary text is empty"))
+    try:
+        summary_text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # bytes that were not UTF-8 arrive as lone surrogates
+        bad = ord(summary_text[exc.start])
+        what = f"byte 0x{bad - 0xDC00:02x}" if 0xDC80 <= bad <= 0xDCFF else f"U+{bad:04X}"
+        raise InputError(Problem("--summary", "", f"not valid UTF-8 text ({what})")) from None
     if not isinstance(fixture.raw, dict):
         raise InputError(Problem(fixture.source, "", "the fixture's document is not available"))
     if out.exists() and not force:
         raise _exists(out)
-    doc = copy.deepcopy(fixture.raw)
+    from ctxkit.loading.write import exact_numbers, json_text, yaml_text
+
+    doc = exact_numbers(fixture.raw, fixture.raw_floats or {})  # a copy, floats as written
     taken = {m.id for m in fixture.messages}
     n = 1
     while f"summary-{n}" in taken:
@@ -311,9 +334,7 @@ def write_back(
         doc["leaf"] = p.eff.leaf
         warnings.append(f"leaf set to {p.eff.leaf!r}, the branch that was compressed")
     warnings += _rebase_paths(doc, fixture.base_dir, out_dir)
-    from ctxkit.output import dumps, dumps_yaml
-
-    text = dumps(doc) if out.suffix.lower() == ".json" else dumps_yaml(doc)
+    text = json_text(doc, source=str(out)) if out.suffix.lower() == ".json" else yaml_text(doc, source=str(out))
     try:
         _atomic_write(out, out_dir, text, force=force)
     except OSError as exc:

@@ -210,6 +210,7 @@ class Fixture:
     leaf: str | None = None
     in_flight: tuple[InFlightMessage, ...] = ()
     raw: Any = None  # the parsed document, for write-back (compress --write)
+    raw_floats: Any = None  # id(float) -> (float, text as written) for `raw`'s numbers
 
     def file(self, file_id: str) -> FileRecord:
         for f in self.files:

@@ -68,6 +68,7 @@ def build_fixture(
         leaf=str(doc["leaf"]) if "leaf" in doc else None,
         in_flight=in_flight,
         raw=doc,
+        raw_floats=floats,
     )
 
 
