@@ -331,7 +331,7 @@ def test_compress_provider_keeps_the_report_and_shows_the_body_inside_it():
     assert "split (S summarized" in head
     assert json.loads(body)["system"][0]["type"] == "text"
     report_ = json.loads(ctxkit("compress", fixture, "--provider", "anthropic", "--format", "json").out)
-    assert report_["should_compress"] and report_["request"][0]["role"] == "system"  # still OpenAI-style (§8.1)
+    assert report_["should_compress"] and report_["request"][0]["role"] == "system"  # still OpenAI-style messages
 
 
 @pytest.mark.parametrize("provider", ["openai", "azure", "anthropic", "gemini", "ollama"])
@@ -561,7 +561,7 @@ def test_compress_text_report_draws_the_split():
 
 
 def test_compress_json_ratios_are_numbers_with_their_written_digits(tmp_path):
-    """SPEC §8: numbers in JSON reports are JSON numbers; R-FIX-3: exact as written."""
+    """Numbers in JSON reports are JSON numbers, exact as written (R-FIX-3)."""
     body = small(
         1000,
         '  - {id: u1, role: user, text: "u", tokens: 5}\n',
@@ -573,7 +573,7 @@ def test_compress_json_ratios_are_numbers_with_their_written_digits(tmp_path):
 
 
 def test_compress_no_room_when_fixed_parts_fill_the_window_says_so(tmp_path):
-    """SPEC §8: available <= 0 is said in plain words, never as negative thresholds."""
+    """R-CMP-1: available <= 0 is said in plain words, never as negative thresholds."""
     fixture = str(FIXTURES / "fixed_parts_too_big.yaml")
     out = ctxkit("compress", fixture, "--max-input-tokens", "20").out
     assert "compression due: no: the fixed parts alone" in out and "fill the window of 20" in out

@@ -172,8 +172,10 @@ def render(p: CompressionPlan, provider_request: dict[str, Any] | None = None) -
 
 def _verdict(p: CompressionPlan) -> str:
     if not p.has_room:
+        from ctxkit.output import plural
+
         return (
-            f"compression due: no: the fixed parts alone ({p.reserved_tokens} tokens) fill the "
+            f"compression due: no: the fixed parts alone ({plural(p.reserved_tokens, 'token')}) fill the "
             f"window of {p.eff.max_input_tokens}; no history fits, with or without a summary"
         )
     if p.should_compress:

@@ -72,7 +72,7 @@ class CompressionPlan:
 
     @property
     def has_room(self) -> bool:
-        """False when the fixed parts alone fill the window: no threshold exists (SPEC §8)."""
+        """False when the fixed parts alone fill the window: no threshold exists (R-CMP-1)."""
         return self.available_tokens > 0
 
     @property
@@ -151,11 +151,13 @@ def plan(eff: Effective) -> CompressionPlan:
 
 
 def no_room(window: int, reserved: int) -> str:
-    """SPEC §8: when the fixed parts alone fill the window, say so instead of negative numbers."""
+    """When the fixed parts alone fill the window, say so instead of negative numbers (R-CMP-1)."""
+    from ctxkit.output import plural
+
     return (
-        f"no room for any history: the fixed parts alone (system prompt and agent message, "
-        f"{reserved} tokens) fill the window of {window} tokens, so a summary cannot help; "
-        "the assembly fails the same way (R-ASM-2)"
+        f"no room for any history: the fixed parts alone (worst-case system prompt and agent "
+        f"message, {plural(reserved, 'token')}) fill the window of {plural(window, 'token')}, "
+        "so there is no threshold and a summary cannot help (R-CMP-1, R-SYS-6)"
     )
 
 
