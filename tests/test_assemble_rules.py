@@ -688,6 +688,20 @@ messages:
     assert fates(r)["2#result0"] == ("orphan", "R-ASM-8")
 
 
+def test_r_asm_9_budget_warns_when_the_request_as_sent_exceeds_the_window(tmp_path):
+    """R-ASM-9: the contents fit (system 1 + question 1 of 8 tokens), but the request as sent
+    (role names, framing, the model name) cannot fit in 8 tokens however it is counted."""
+    from .conftest import ctxkit
+
+    path = write(tmp_path, small(8) + "messages: [{id: 1, role: user, text: q}]\n")
+    r = ctxkit("budget", str(path), "--format", "json")
+    data = json.loads(r.out)
+    assert data["used_tokens"] == 2
+    assert data["wire_tokens"] > 8
+    assert f"warning: the payload as sent counts {data['wire_tokens']} tokens" in r.err
+    assert "more than the window of 8" in r.err
+
+
 # --- R-FILE ---------------------------------------------------------------
 
 

@@ -108,6 +108,13 @@ def test_every_reported_id_is_documented():
     assert not missing, f"describe these in docs/rules.md (reported for): {missing}"
 
 
+def test_every_id_in_the_readmes_is_documented():
+    pages = [ROOT / "README.md", ROOT / "fixtures" / "README.md"]
+    found = {rule: page.name for page in pages for rule in ID.findall(page.read_text(encoding="utf-8"))}
+    missing = {rule: page for rule, page in found.items() if rule not in documented()}
+    assert not missing, f"describe these in docs/rules.md: {missing}"
+
+
 def test_every_documented_id_is_cited_or_pending():
     uncited = [rule for rule in documented() if rule not in cited() and rule not in PENDING]
     assert not uncited, f"no code or test cites these: cite them, or remove them from docs/rules.md: {uncited}"
