@@ -72,7 +72,12 @@ TOKENIZER_TYPE = click.Choice(TOKENIZERS)
 
 OVERRIDES: dict[str, Callable[[F], F]] = {
     "provider": click.option("--provider", type=PROVIDER_TYPE, help="Provider to build for."),
-    "model": click.option("--model", callback=checked_text, help="Model name (changes the model-table defaults)."),
+    "model": click.option(
+        "--model",
+        callback=checked_text,
+        shell_complete=lambda ctx, param, incomplete: complete_model(ctx, incomplete),
+        help="Model name (changes the model-table defaults).",
+    ),
     "max_input_tokens": click.option("--max-input-tokens", type=WINDOW_TYPE, help="The model's input window."),
     "leaf": click.option("--leaf", callback=checked_text, help="Message id to answer from (the branch's end)."),
     "tokenizer": click.option("--tokenizer", type=TOKENIZER_TYPE, help="Token counter."),
@@ -85,6 +90,16 @@ OVERRIDES: dict[str, Callable[[F], F]] = {
         help="YAML map of template overrides.",
     ),
 }
+
+
+def complete_model(ctx: click.Context, incomplete: str) -> list[click.shell_completion.CompletionItem]:
+    """Model names from the model table: the chosen provider's when one is given, else all."""
+    from ctxkit.loading.models import known_models
+
+    chosen = ctx.params.get("provider") or ctx.params.get("providers")
+    providers = [chosen] if isinstance(chosen, str) else list(chosen or PROVIDERS)
+    names = dict.fromkeys(name for p in providers for name in known_models(p))
+    return [click.shell_completion.CompletionItem(name) for name in names if name.startswith(incomplete)]
 
 
 def overrides(*names: str) -> Callable[[F], F]:
