@@ -48,3 +48,43 @@ def test_diff_two_fixtures_and_exit_code(tmp_path):
 
 def test_diff_exit_code_zero_when_identical():
     ctxkit("diff", TRUNC, TRUNC, "--exit-code", expect=0)
+
+
+PLAIN = str(FIXTURES / "plain_chat.yaml")
+
+
+def test_diff_two_tokenizers_show_the_numbers_that_differ():
+    """`payload: identical` alone hid that every count differs (SPEC: diff shows the numbers)."""
+    r = ctxkit("diff", PLAIN, "--tokenizer", "o200k_base", "--tokenizer", "cl100k_base")
+    assert "numbers: 6 differ (a -> b)" in r.out
+    lines = {
+        line.split("  ")[1].strip(): line for line in r.out.splitlines() if line.startswith("  ") and " -> " in line
+    }
+    assert {"system tokens", "wire tokens", "cache prefix tokens"} <= set(lines)
+    assert lines["wire tokens"].split() == ["wire", "tokens", "178", "->", "179", "(+1)"]
+    assert r.out.rstrip().endswith("payload: identical (the numbers above differ)")
+    d = json.loads(
+        ctxkit("diff", PLAIN, "--tokenizer", "o200k_base", "--tokenizer", "cl100k_base", "--format", "json").out
+    )
+    assert not d["differ"] and d["numbers_differ"]
+    assert {"name": "wire tokens", "a": 178, "b": 179} in d["numbers"]
+
+
+def test_diff_budgets_show_kept_and_dropped_counts():
+    d = json.loads(
+        ctxkit("diff", TRUNC, "--max-input-tokens", "200", "--max-input-tokens", "120", "--format", "json").out
+    )
+    changes = {n["name"]: (n["a"], n["b"]) for n in d["numbers"]}
+    assert changes["history kept messages"] == (3, 2) and changes["history dropped messages"] == (1, 2)
+    assert changes["window"] == (200, 120)
+
+
+def test_diff_exit_code_compares_payloads_only():
+    """`--exit-code` is 1 when the payloads differ; equal payloads with other counts exit 0."""
+    ctxkit("diff", PLAIN, "--tokenizer", "o200k_base", "--tokenizer", "cl100k_base", "--exit-code", expect=0)
+    ctxkit("diff", PLAIN, "--provider", "openai", "--provider", "gemini", "--exit-code", expect=1)
+
+
+def test_diff_identical_sides_say_the_numbers_are_the_same():
+    r = ctxkit("diff", TRUNC, TRUNC)
+    assert "numbers: the same" in r.out and r.out.rstrip().endswith("payload: identical")

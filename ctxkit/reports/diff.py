@@ -2,8 +2,10 @@
 
 Input: two `pipeline.Result`s and their labels. Output: the alignment (which
 messages are in one context and not the other, with the fate and rule from
-each side's decision record) and a unified diff of the two payloads, as plain
-text; colour is added afterwards by the CLI.
+each side's decision record), the numbers of the budget report that differ
+(segment tokens, kept and dropped counts, wire tokens, cache prefix: two
+tokenizers can give the same payload and different counts) and a unified diff
+of the two payloads, as plain text; colour is added afterwards by the CLI.
 """
 
 from __future__ import annotations
@@ -56,14 +58,54 @@ def _side(row: Row | None) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True, slots=True)
+class NumberChange:
+    """One number of the budget report that differs between the two sides."""
+
+    name: str
+    a: int
+    b: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "a": self.a, "b": self.b}
+
+
+def budget_numbers(report: dict[str, Any]) -> dict[str, int]:
+    """The numbers of `budget --format json` a diff compares, by readable name, in report order."""
+    found = {"window": report["max_input_tokens"], "available": report["available_tokens"]}
+    for seg in report["segments"]:
+        for unit in ("tokens", "messages"):  # names, not counts: "history tokens"
+            found[" ".join((seg["name"], unit))] = seg[unit]
+    history = report["history"]
+    found["history budget"] = history["budget"]
+    for part in ("kept", "dropped"):
+        for unit in ("messages", "tokens"):
+            found[" ".join(("history", part, unit))] = history[f"{part}_{unit}"]
+    found["used"] = report["used_tokens"]
+    found["free"] = report["free_tokens"]
+    found["tool definitions tokens"] = report["tool_definitions_tokens"]
+    found["cache prefix messages"] = report["cache_prefix"]["messages"]
+    found["cache prefix tokens"] = report["cache_prefix"]["tokens"]
+    if "wire_tokens" in report:
+        found["wire tokens"] = report["wire_tokens"]
+    return found
+
+
+def number_changes(a: dict[str, Any], b: dict[str, Any]) -> list[NumberChange]:
+    na, nb = budget_numbers(a), budget_numbers(b)
+    return [NumberChange(name, na[name], nb[name]) for name in na if name in nb and na[name] != nb[name]]
+
+
+@dataclass(frozen=True, slots=True)
 class Diff:
     label_a: str
     label_b: str
     alignment: list[Aligned]
     payload_lines: list[str]
+    numbers: list[NumberChange]
 
     @property
     def differ(self) -> bool:
+        """The payloads differ (what `--exit-code` compares)."""
         return bool(self.payload_lines)
 
     @property
@@ -75,6 +117,8 @@ class Diff:
             "a": self.label_a,
             "b": self.label_b,
             "differ": self.differ,
+            "numbers_differ": bool(self.numbers),
+            "numbers": [n.as_json() for n in self.numbers],
             "only_in_a": [x.as_json() for x in self.changed if x.in_a],
             "only_in_b": [x.as_json() for x in self.changed if x.in_b],
             "alignment": [x.as_json() for x in self.alignment],
@@ -120,7 +164,7 @@ def compare(a: Result, b: Result, label_a: str, label_b: str) -> Diff:
             n=3,
         )
     )
-    return Diff(label_a, label_b, align(a.explain(), b.explain()), lines)
+    return Diff(label_a, label_b, align(a.explain(), b.explain()), lines, number_changes(a.budget(), b.budget()))
 
 
 def render(diff: Diff) -> str:
@@ -141,12 +185,26 @@ def render(diff: Diff) -> str:
                 f"in {other}: {why}"
             )
     out.append("")
+    out += _render_numbers(diff.numbers)
+    out.append("")
     if diff.payload_lines:
         out.append("payload:")
         text = "\n".join(out) + "\n" + "".join(diff.payload_lines)
         return text if text.endswith("\n") else text + "\n"
-    out.append("payload: identical")
+    out.append("payload: identical" + (" (the numbers above differ)" if diff.numbers else ""))
     return "\n".join(out) + "\n"
+
+
+def _render_numbers(changes: list[NumberChange]) -> list[str]:
+    if not changes:
+        return ["numbers: the same (segments, kept and dropped, wire tokens, cache prefix)"]
+    width = max(len(c.name) for c in changes)
+    digits = max(len(f"{v:,}") for c in changes for v in (c.a, c.b))
+    lines = [f"numbers: {len(changes)} differ (a -> b)"]
+    for c in changes:
+        delta = c.b - c.a
+        lines.append(f"  {c.name:<{width}}  {c.a:>{digits},} -> {c.b:>{digits},}  ({delta:+,})")
+    return lines
 
 
 def colourize(text: str) -> str:
