@@ -1,7 +1,8 @@
 """Loading: fixture file → `domain.Fixture` (layer 1), the only stage that reads files.
 
 Input: a path (or "-" for stdin). Output: a `domain.Fixture`, or an `InputError`
-listing every problem of the first stage that fails: bytes and syntax (here, R-FIX-5),
+listing every problem of the first stage that fails: bytes and syntax (here and in
+`yaml_text`, R-FIX-5),
 then the schema (`fixture_schema`), then references and files (`fixture_refs`).
 """
 
@@ -14,29 +15,19 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-import yaml
-
 from ctxkit.assembly import collector
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading import domain
-from ctxkit.loading.files import TooBig, Unreadable, format_limit, read_bounded, read_regular_file
+from ctxkit.loading.files import TooBig, Unreadable, read_bounded, read_regular_file
 from ctxkit.loading.refs import FloatTexts, build_fixture, template_problems
-from ctxkit.loading.schema import JsonPath, load_schema, pointer, problem, validate_document
+from ctxkit.loading.schema import JsonPath, line_column, load_schema, pointer, problem, validate_document
+from ctxkit.loading.yaml_text import parse_yaml
 
 __all__ = ["load_fixture", "load_schema", "load_templates_file", "parse_size"]
 
-try:  # libyaml when available: the same safe constructor, a faster parser
-    from yaml import CSafeLoader as _BaseLoader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
-
 DEFAULT_MAX_SIZE = 64 * 1024**2
-MAX_ALIAS_EXPANSION = 1_000_000  # nodes that aliases may add beyond the nodes written
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 _SIZE = re.compile(r"\s*(\d{1,19})\s*(?:([kmg])(?:i?b)?|b)?\s*", re.IGNORECASE)
-_STR_TAG = "tag:yaml.org,2002:str"
-_MAX_INT_BITS = 14_000  # about 4,200 decimal digits: JSON's parser takes no more, and str() works
-_Scalar = yaml.ScalarNode
 
 
 def load_fixture(
@@ -121,12 +112,12 @@ def parse_document(source: str, text: str, floats: FloatTexts, *, max_size: int 
     Every float's text is recorded in `floats` (by object id) so ratios stay exact decimals.
     """
     if not text.lstrip().startswith(("{", "[")):
-        return _parse_yaml(source, text, floats, max_size)
+        return parse_yaml(source, text, floats, max_size)
     try:
         return _parse_json(source, text, floats)
     except json.JSONDecodeError as json_error:
         try:
-            return _parse_yaml(source, text, floats, max_size)  # YAML flow style, e.g. {ctxkit: 1, ...}
+            return parse_yaml(source, text, floats, max_size)  # YAML flow style, e.g. {ctxkit: 1, ...}
         except InputError:
             pass  # it looks like JSON: JSON's complaint is the useful one
         location = f"{json_error.lineno}:{json_error.colno}"
@@ -189,16 +180,10 @@ def _refuse_lone_surrogates(source: str, text: str) -> None:
     for match in _JSON_ESCAPES.finditer(text):
         if match[1]:
             found.append(
-                problem(source, _line_column(text, match.start()), f"lone surrogate {match[1]} (not valid Unicode)")
+                problem(source, line_column(text, match.start()), f"lone surrogate {match[1]} (not valid Unicode)")
             )
     if found:
         raise InputError(found)
-
-
-def _line_column(text: str, index: int) -> str:
-    line = text.count("\n", 0, index) + 1
-    column = index - (text.rfind("\n", 0, index) + 1) + 1
-    return f"{line}:{column}"
 
 
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]', re.DOTALL)
@@ -229,199 +214,7 @@ def _json_duplicates(source: str, text: str) -> list[Problem]:
             except ValueError:  # past the part of the text the parser accepted
                 break
             if key in keys:
-                found.append(problem(source, _line_column(text, match.start()), f"duplicate key {key!r}"))
+                found.append(problem(source, line_column(text, match.start()), f"duplicate key {key!r}"))
             keys.add(key)
             expect_key = False
     return found or [problem(source, "", "duplicate key")]
-
-
-class _FixtureLoader(_BaseLoader):
-    """Safe YAML restricted to JSON's data model: string keys, no duplicates, strings stay strings."""
-
-    floats: FloatTexts
-    checked: set[int]
-    key_problems: set[tuple[int, int, str]]
-
-    def flatten_mapping(self, node: yaml.MappingNode) -> None:
-        if not isinstance(node, yaml.MappingNode):  # e.g. `!!map [a]`
-            raise yaml.constructor.ConstructorError(None, None, f"expected a mapping, found {node.id}", node.start_mark)
-        if id(node) not in self.checked:  # the first call sees the keys as written
-            self.checked.add(id(node))
-            keys = [key for key, _ in node.value if key.tag == _STR_TAG and type(key) is _Scalar]
-            if len({key.value for key in keys}) != len(keys):
-                seen: set[str] = set()
-                for key in keys:
-                    if key.value in seen:
-                        self._key_problem(key, f"duplicate key {_short(key.value)}")
-                    seen.add(key.value)
-        super().flatten_mapping(node)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        self.flatten_mapping(node)
-        if any(key.tag != _STR_TAG or type(key) is not _Scalar for key, _ in node.value):
-            kept = []
-            for key, value in node.value:
-                if key.tag == _STR_TAG and isinstance(key, yaml.ScalarNode):
-                    kept.append((key, value))
-                elif isinstance(key, yaml.ScalarNode):
-                    self._key_problem(key, f"non-string key {_short(key.value)} (quote it)")
-                else:
-                    self._key_problem(key, "non-string key (a mapping or list used as a key)")
-            node.value = kept
-        return yaml.constructor.BaseConstructor.construct_mapping(self, node, deep=deep)
-
-    def _key_problem(self, node: yaml.Node, message: str) -> None:
-        self.key_problems.add((node.start_mark.line + 1, node.start_mark.column + 1, message))
-
-    def construct_exact_float(self, node: yaml.ScalarNode) -> float:
-        try:
-            value = super().construct_yaml_float(node)
-        except (ValueError, IndexError):
-            raise _invalid(node) from None
-        if not math.isfinite(value):
-            raise yaml.constructor.ConstructorError(None, None, f"number not allowed: {node.value}", node.start_mark)
-        written = node.value.replace("_", "")
-        self.floats[id(value)] = (value, written if ":" not in written else repr(value))
-        return value
-
-    def construct_strict_int(self, node: yaml.ScalarNode) -> int:
-        try:
-            value: int = super().construct_yaml_int(node)
-        except (ValueError, IndexError):  # `!!int abc`, `!!int ''`, or thousands of digits
-            raise _invalid(node) from None
-        if value.bit_length() > _MAX_INT_BITS:  # e.g. thousands of hex digits: no longer printable
-            raise _invalid(node)
-        return value
-
-    def construct_strict_bool(self, node: yaml.ScalarNode) -> bool:
-        try:
-            return super().construct_yaml_bool(node)
-        except (KeyError, IndexError):  # `!!bool maybe`
-            raise _invalid(node) from None
-
-    def construct_text(self, node: yaml.ScalarNode) -> str:
-        return str(self.construct_scalar(node))  # timestamps stay the text as written
-
-    def construct_refused(self, node: yaml.Node) -> None:
-        raise yaml.constructor.ConstructorError(
-            None, None, f"tag {node.tag} is not allowed in a fixture", node.start_mark
-        )
-
-
-def _short(text: str) -> str:
-    return repr(text[:40]) + ("…" if len(text) > 40 else "")
-
-
-def _invalid(node: yaml.ScalarNode) -> yaml.constructor.ConstructorError:
-    kind = node.tag.rsplit(":", 1)[-1]
-    return yaml.constructor.ConstructorError(None, None, f"invalid {kind} {_short(node.value)}", node.start_mark)
-
-
-_FixtureLoader.add_constructor("tag:yaml.org,2002:timestamp", _FixtureLoader.construct_text)
-_FixtureLoader.add_constructor("tag:yaml.org,2002:float", _FixtureLoader.construct_exact_float)
-_FixtureLoader.add_constructor("tag:yaml.org,2002:int", _FixtureLoader.construct_strict_int)
-_FixtureLoader.add_constructor("tag:yaml.org,2002:bool", _FixtureLoader.construct_strict_bool)
-for _tag in ("binary", "set", "omap", "pairs"):
-    _FixtureLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _FixtureLoader.construct_refused)
-
-
-def _parse_yaml(source: str, text: str, floats: FloatTexts, max_size: int) -> Any:
-    loader = _FixtureLoader(text)
-    loader.floats, loader.checked, loader.key_problems = floats, set(), set()
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            raise InputError(problem(source, "", "empty input (no YAML or JSON document)"))
-        if "&" in text:  # anchors exist: aliases may multiply the document
-            _check_expansion(node, max_size)
-        doc = loader.construct_document(node)
-    except yaml.MarkedYAMLError as exc:
-        raise InputError(_yaml_problem(source, exc, text)) from None
-    except yaml.reader.ReaderError as exc:
-        index = exc.position
-        if exc.encoding != "unicode":  # libyaml counts UTF-8 bytes
-            index = len(text.encode("utf-8")[:index].decode("utf-8", "ignore"))
-        character = exc.character if isinstance(exc.character, str) else chr(exc.character)
-        message = f"{exc.reason} (character {character!r})"
-        raise InputError(problem(source, _line_column(text, index), message)) from None
-    except yaml.YAMLError as exc:
-        raise InputError(problem(source, "", str(exc))) from None
-    except RecursionError:
-        raise InputError(problem(source, "", "nested too deeply")) from None
-    except ValueError as exc:  # e.g. an integer with thousands of digits
-        raise InputError(problem(source, "", f"invalid number: {exc}")) from None
-    finally:
-        loader.dispose()
-    if loader.key_problems:
-        ordered = sorted(loader.key_problems)
-        raise InputError([problem(source, f"{ln}:{col}", msg) for ln, col, msg in ordered])
-    return doc
-
-
-_OPENED = ("while parsing a flow", "while scanning a simple key", "while scanning a quoted scalar")
-
-
-def _yaml_problem(source: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
-    """A YAML error located where the user should look, counting lines as editors do.
-
-    The parser notices an unclosed quote or bracket, a missing comma, or a key without
-    its colon only at a later token, often on the next line or past the last line: the
-    place where the unfinished construct starts is the useful location then, and the
-    place it was noticed is added to the message.
-    """
-    message = " ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
-    end = len(text.rstrip())
-    mark, opened = exc.problem_mark, exc.context_mark
-    if opened is not None and (mark is None or mark.index >= end or (exc.context or "").startswith(_OPENED)):
-        if mark is not None and mark.index < end and mark.line != opened.line and mark.column > 0:
-            message += f" (noticed at {_line_column(text, mark.index)})"
-        mark = opened
-    return problem(source, "" if mark is None else _line_column(text, min(mark.index, end)), message)
-
-
-def _check_expansion(root: yaml.Node, max_size: int) -> None:
-    """Refuse alias bombs and recursive aliases before anything walks the expanded data.
-
-    Two bounds on the document as aliases expand it: its nodes, and the characters of
-    its scalars (each alias counts its anchor's text again), which may not pass the
-    size limit, so a large string referenced many times cannot multiply memory and time.
-    Sizes are memoized per node: the walk is linear in the nodes written and stops as
-    soon as a bound is passed.
-    """
-    sizes: dict[int, int] = {}  # expanded node count per node
-    chars: dict[int, int] = {}  # expanded scalar characters per node
-    on_path: set[int] = set()
-    stack: list[tuple[yaml.Node, list[yaml.Node] | None]] = [(root, None)]
-    while stack:
-        node, children = stack.pop()
-        key = id(node)
-        if children is not None:
-            on_path.discard(key)
-            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
-            chars[key] = len(node.value) if isinstance(node, yaml.ScalarNode) else sum(chars[id(c)] for c in children)
-            if sizes[key] - len(sizes) > MAX_ALIAS_EXPANSION:
-                raise _expansion_error("aliases expand the document too much (alias bomb?)", node)
-            if chars[key] > max_size:
-                limit = format_limit(max_size)
-                raise _expansion_error(
-                    f"aliases expand the document past the size limit of {limit} (see --max-size)", node
-                )
-        elif key not in sizes:
-            if key in on_path:
-                raise yaml.composer.ComposerError(None, None, "recursive alias", node.start_mark)
-            on_path.add(key)
-            children = _children(node)
-            stack.append((node, children))
-            stack.extend((child, None) for child in children if id(child) not in sizes)
-
-
-def _expansion_error(message: str, node: yaml.Node) -> yaml.composer.ComposerError:
-    return yaml.composer.ComposerError(None, None, message, node.start_mark)
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    return []

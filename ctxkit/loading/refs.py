@@ -2,7 +2,9 @@
 
 Input: the parsed document (already checked against the schema, so shapes are trusted).
 Output: the frozen stored tree, or an `InputError` listing every broken reference, bad
-file path, bad date or template override at its JSON pointer.
+file path, bad date or template override at its JSON pointer. The tree's own checks
+(ids, references, cycles, summaries) are in `graph`; the bytes of `path:` files come
+from `files`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import importlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -19,8 +21,8 @@ from typing import Any
 from ctxkit.errors import InputError
 from ctxkit.loading import domain
 from ctxkit.loading.files import Missing, TooBig, Unreadable, read_regular_file
+from ctxkit.loading.graph import check_references
 from ctxkit.loading.schema import JsonPath, pointer, problem, sort_key
-from ctxkit.output import plural
 
 FloatTexts = dict[int, tuple[float, str]]  # id(float) -> (the float, its text as written)
 MAX_ARGS_DEPTH = 100  # deeper tool arguments could not be serialized safely later
@@ -40,7 +42,7 @@ def build_fixture(
     found: list[tuple[JsonPath, str]] = []
     messages = _messages(doc.get("messages", []), found)
     files = _files(doc.get("files", []), base_dir, allow_outside_paths, max_size, found)
-    _check_references(doc, messages, {f.id for f in files}, found)
+    check_references(doc, messages, {f.id for f in files}, found)
     in_flight = _in_flight(doc.get("in_flight", []), found)
     found.extend(template_problems(doc.get("templates", {}), ("templates",)))
     tools = tuple(_tool(item, index, found) for index, item in enumerate(doc.get("tools", [])))
@@ -132,131 +134,6 @@ def _tool_call(call: dict[str, Any], at: JsonPath, found: list[tuple[JsonPath, s
         tokens=call.get("tokens"),
         generated_images=images,
     )
-
-
-def _check_references(
-    doc: dict[str, Any],
-    messages: tuple[domain.StoredMessage, ...],
-    file_ids: set[str],
-    found: list[tuple[JsonPath, str]],
-) -> None:
-    """R-FIX-1: unique ids, resolvable references, no parent cycles, summaries in place."""
-    by_id: dict[str, domain.StoredMessage] = {}
-    for m in messages:
-        if m.id in by_id:
-            first = pointer(("messages", by_id[m.id].index))
-            found.append((("messages", m.index, "id"), f"duplicate message id {m.id!r} (first at {first})"))
-        else:
-            by_id[m.id] = m
-    summaries = {m.id for m in by_id.values() if m.role is domain.Role.SUMMARY}
-    parents: dict[str, str] = {}  # the tree of non-summary messages
-    backward = False  # a parent later in the file: only then can there be a cycle
-    for m in messages:
-        parent = m.parent
-        if parent is not None:
-            target = by_id.get(parent)  # implicit (linear) parents always resolve
-            if target is None:
-                found.append((("messages", m.index, "parent"), f"unknown message id {parent!r}"))
-            elif parent in summaries:
-                found.append(
-                    (("messages", m.index, "parent"), f"{parent!r} is a summary node, which cannot be a parent")
-                )
-            elif m.role is not domain.Role.SUMMARY and by_id[m.id] is m:
-                parents[m.id] = parent
-                backward = backward or target.index >= m.index
-        if m.files:
-            found.extend(_attachment_problems(m.files, ("messages", m.index, "files"), file_ids))
-        if m.summarizes_through is not None and m.summarizes_through not in by_id:
-            found.append((("messages", m.index, "summarizes_through"), f"unknown message id {m.summarizes_through!r}"))
-    if "project_files" in doc:
-        found.extend(_attachment_problems(map(str, doc["project_files"]), ("project_files",), file_ids))
-    if "leaf" in doc:
-        leaf = by_id.get(str(doc["leaf"]))
-        if leaf is None:
-            found.append((("leaf",), f"unknown message id {str(doc['leaf'])!r}"))
-        elif leaf.role is domain.Role.SUMMARY:
-            found.append((("leaf",), f"{leaf.id!r} is a summary node; the leaf must be a user or assistant message"))
-    if backward:
-        found.extend(_cycles(parents, by_id))
-    if any(m.summarizes_through in by_id for m in messages if m.role is domain.Role.SUMMARY):
-        found.extend(_summary_ancestry(messages, parents, by_id))
-
-
-def _attachment_problems(ids: Iterable[str], at: JsonPath, file_ids: set[str]) -> Iterator[tuple[JsonPath, str]]:
-    """Each listed file id must exist, and be listed once (a repeat would send the file twice)."""
-    first: dict[str, int] = {}
-    for position, file_id in enumerate(ids):
-        if file_id not in file_ids:
-            yield (*at, position), f"unknown file id {file_id!r}"
-        elif file_id in first:
-            yield (*at, position), f"file {file_id!r} is listed twice (first at {pointer((*at, first[file_id]))})"
-        first.setdefault(file_id, position)
-
-
-def _cycles(
-    parents: Mapping[str, str | None], by_id: dict[str, domain.StoredMessage]
-) -> Iterator[tuple[JsonPath, str]]:
-    """Parent cycles, each reported once at its first message in file order (linear time)."""
-    state: dict[str, int] = {}  # 1: on the current walk, 2: done
-    for start in parents:
-        walk: list[str] = []
-        node: str | None = start
-        while node is not None and node not in state:
-            state[node] = 1
-            walk.append(node)
-            node = parents.get(node)
-        if node is not None and state[node] == 1:
-            cycle = walk[walk.index(node) :]
-            first = min(cycle, key=lambda mid: by_id[mid].index)
-            at = cycle.index(first)
-            yield ("messages", by_id[first].index, "parent"), _cycle_text([*cycle[at:], *cycle[:at]])
-        for visited in walk:
-            state[visited] = 2
-
-
-def _cycle_text(cycle: list[str], shown: int = 4) -> str:
-    """`parent cycle: 'a' → 'b' → 'a'`; a long cycle gives its length and its first ids only."""
-    if len(cycle) <= shown + 1:
-        return "parent cycle: " + " → ".join(map(_short_id, [*cycle, cycle[0]]))
-    names = " → ".join(map(_short_id, cycle[:shown]))
-    return f"parent cycle of {plural(len(cycle), 'message')}: {names} → … → {_short_id(cycle[0])}"
-
-
-def _short_id(mid: str) -> str:
-    return repr(mid[:40]) + ("…" if len(mid) > 40 else "")
-
-
-def _summary_ancestry(
-    messages: tuple[domain.StoredMessage, ...],
-    parents: Mapping[str, str | None],
-    by_id: dict[str, domain.StoredMessage],
-) -> Iterator[tuple[JsonPath, str]]:
-    """A summary covers its parent or an ancestor: checked with DFS entry/exit times, O(n)."""
-    children: dict[str | None, list[str]] = {}
-    for child, parent in parents.items():
-        children.setdefault(parent, []).append(child)
-    roots = [m.id for m in by_id.values() if m.role is not domain.Role.SUMMARY and m.id not in parents]
-    enter: dict[str, int] = {}
-    leave: dict[str, int] = {}
-    clock = 0
-    stack = [(root, False) for root in roots]
-    while stack:
-        node, done = stack.pop()
-        clock += 1
-        if done:
-            leave[node] = clock
-            continue
-        enter[node] = clock
-        stack.append((node, True))
-        stack.extend((child, False) for child in children.get(node, ()))
-    for m in messages:
-        through, parent = m.summarizes_through, m.parent
-        if m.role is not domain.Role.SUMMARY or through not in by_id or parent not in enter:
-            continue
-        assert through is not None and parent is not None
-        if not (through in enter and enter[through] <= enter[parent] and leave[parent] <= leave[through]):
-            message = f"{through!r} is not the summary's parent or one of its ancestors"
-            yield ("messages", m.index, "summarizes_through"), message
 
 
 # --- in flight, tools, files, settings -----------------------------------------------------

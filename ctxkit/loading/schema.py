@@ -38,6 +38,13 @@ def pointer(path: JsonPath) -> str:
     return "".join(parts)
 
 
+def line_column(text: str, index: int) -> str:
+    """`line:column` (1-based) of a character index, counting lines as editors do (by `\\n`)."""
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"{line}:{column}"
+
+
 @functools.cache
 def load_schema() -> dict[str, Any]:
     """The fixture JSON Schema (draft 2020-12), parsed once. Do not mutate the result."""
