@@ -1,12 +1,12 @@
 """`ctxkit import`: a logged request body or message list → a fixture (YAML on stdout).
 
-Input: a JSON file (or `-`) and its dialect. Output: the fixture on stdout,
-warnings on stderr.
+Input: a JSON file (or `-`) and, optionally, its format (else recognised).
+Output: the fixture on stdout (written so it loads back exactly), warnings on
+stderr counting everything that could not be carried over.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -20,7 +20,10 @@ from ctxkit.errors import InputError
 @cli.command("import")
 @click.argument("file")
 @click.option(
-    "--from", "dialect", type=click.Choice(["openai", "anthropic"]), required=True, help="The format of the log."
+    "--from",
+    "dialect",
+    type=click.Choice(["openai", "anthropic"]),
+    help="The format of the log (default: recognised from the log itself).",
 )
 @click.option("--model", callback=checked_text, help="Model name for the fixture (else the log's).")
 @click.option(
@@ -28,10 +31,28 @@ from ctxkit.errors import InputError
     type=click.IntRange(min=1),
     help="The window, needed when the model table does not know the model.",
 )
-def import_(file: str, dialect: str, model: str | None, max_input_tokens: int | None) -> None:
+def import_(file: str, dialect: str | None, model: str | None, max_input_tokens: int | None) -> None:
     """Turn a logged OpenAI or Anthropic request into a fixture."""
     from ctxkit.loading.importer import build
-    from ctxkit.output import dumps_yaml
+    from ctxkit.loading.write import exact_numbers, yaml_text
+
+    floats: dict[int, tuple[float, str]] = {}
+    doc = _read_json(file, floats)
+    try:
+        imported = build(doc, dialect, model=model, max_input_tokens=max_input_tokens)
+    except InputError as exc:
+        where = str(exc)
+        raise InputError(f"{file}:{where}" if where.startswith("/") else f"{file}: {where}") from None
+    text = yaml_text(exact_numbers(imported.document, floats), source=file)
+    _check_loads(file, text)
+    for w in imported.warnings:
+        warn(w)
+    echo((imported.comment + "\n" if imported.comment else "") + text)
+
+
+def _read_json(file: str, floats: dict[int, tuple[float, str]]) -> Any:
+    """Strict JSON: duplicate keys, NaN, bad UTF-8 and runaway nesting are errors with a location."""
+    from ctxkit.loading.read import parse_document
 
     try:
         if file == "-":
@@ -39,16 +60,27 @@ def import_(file: str, dialect: str, model: str | None, max_input_tokens: int | 
         else:
             with open(file, "rb") as fh:
                 raw = fh.read()
-        doc: Any = json.loads(raw)
+        text = raw.decode("utf-8-sig")
     except OSError as exc:
         raise InputError(f"{file}: cannot read: {exc.strerror}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"{file}: not JSON: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{file}: not JSON: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    if not text.lstrip().startswith(("{", "[")):
+        raise InputError(f"{file}: not JSON: expected a request body (an object) or a message list")
+    return parse_document(file, text, floats)
+
+
+def _check_loads(file: str, text: str) -> None:
+    """What import writes must load as a fixture; if not, that is an error here, not later."""
+    import io
+
+    from ctxkit.loading.read import load_fixture
+
     try:
-        imported = build(doc, dialect, model=model, max_input_tokens=max_input_tokens)
+        load_fixture("-", stdin=io.BytesIO(text.encode("utf-8")))
     except InputError as exc:
-        raise InputError(f"{file}: {exc}") from None
-    for w in imported.warnings:
-        warn(w)
-    text = dumps_yaml(imported.document)
-    echo((imported.comment + "\n" if imported.comment else "") + text)
+        raise InputError(
+            f"{file}: the imported fixture would not validate: {exc.lines()[0].removeprefix('-:')}"
+        ) from None
