@@ -306,6 +306,22 @@ def test_ctxkit_fixtures_report_then_delete_unused_snapshots(project):
     assert run(project, "--ctxkit-fixtures", "fixtures").ret == 0
 
 
+def test_snapshot_update_never_overwrites_a_file_ctxkit_did_not_write(project):
+    """Issue 11.1 for the plugin: a user's file where a snapshot would go is left alone and named."""
+    store = project.path / "fixtures" / "__snapshots__"
+    store.mkdir()
+    (store / "plain_chat.json").write_text('{"mine": 1}\n', encoding="utf-8")
+    result = run(project, "--ctxkit-fixtures", "fixtures", "--snapshot-update", "-k", "fixtures and plain")
+    result.assert_outcomes(failed=1, deselected=3)
+    result.stdout.fnmatch_lines(
+        [
+            "ctxkit snapshot fixtures/__snapshots__/plain_chat.json for fixtures/plain_chat.yaml: not compared: "
+            "exists and is not a ctxkit snapshot (no 'ctxkit_snapshot' marker): refusing to overwrite it*"
+        ]
+    )
+    assert (store / "plain_chat.json").read_text(encoding="utf-8") == '{"mine": 1}\n'
+
+
 def test_ctxkit_snapshots_option_moves_the_store(project):
     args = ("--ctxkit-fixtures", "fixtures", "--ctxkit-snapshots", "golden", "-k", "fixtures")
     run(project, *args, "--snapshot-update").assert_outcomes(passed=3, deselected=1)

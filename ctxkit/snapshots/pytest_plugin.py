@@ -246,10 +246,15 @@ def _compare(node: pytest.Item, assertion: Any, text: str, label: str) -> None:
     Only syrupy's public API is used: the assertion's `==`, its extension's
     `get_location`, and our extension's record of the stored text it compared.
     """
-    from ctxkit.snapshots.store import unified_diff
+    from ctxkit.snapshots.store import check_target, unified_diff
 
     extension = assertion.extension
     location = Path(extension.get_location(test_location=assertion.test_location, index=assertion.index))
+    problem = check_target(location, update=bool(node.config.option.update_snapshots))
+    if problem is not None:  # a file ctxkit did not write (or a link): never compared with, never replaced
+        where = _shown(location, node.config.rootpath)
+        _note(node, f"ctxkit snapshot {where} for {label}: not compared: {problem.message}")
+        return
     extension.compared = None
     if assertion == text:
         return
