@@ -1,0 +1,92 @@
+"""`ctxkit replay`: every model call of the conversation, its cache hit, break, cause and cost (SPEC §11).
+
+Input: a fixture and the common options, `--calls A:B`, `--compress-as TOKENS`, `--payloads DIR`.
+Output: the table or JSON report on stdout; with `--payloads`, each call's body as `DIR/NNNN.json`.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ctxkit.cli import cli
+from ctxkit.cli.options import assembly_options, build_options, echo, format_option, load, warn
+from ctxkit.errors import InputError
+
+SLICE = re.compile(r"^\s*(-?\d+)?\s*:\s*(-?\d+)?\s*$")
+
+
+def parse_calls(text: str | None, total: int) -> tuple[int, int]:
+    """`--calls A:B`: a Python slice over the calls (0-based, half-open); malformed or empty is an error."""
+    if text is None:
+        return 0, total
+    m = SLICE.match(text)
+    if m is None:
+        raise InputError(f"--calls {text!r}: expected a range A:B (0-based, half-open, either end optional)")
+    first, stop, _ = slice(*(int(g) if g is not None else None for g in m.groups())).indices(total)
+    if stop <= first:
+        raise InputError(f"--calls {text!r}: selects no call (this replay has {total} calls, 0 to {total - 1})")
+    return first, stop
+
+
+def parse_compress_as(text: str | None) -> int | None:
+    if text is None:
+        return None
+    value = text.strip()
+    if not value.isdigit() or int(value) <= 0:
+        raise InputError(f"--compress-as {text!r}: expected a positive integer (the simulated summary's tokens)")
+    return int(value)
+
+
+@cli.command()
+@click.argument("fixture")
+@assembly_options
+@format_option("table", "json")
+@click.option("--calls", "calls_range", metavar="A:B", help="Print only these calls (a 0-based Python slice).")
+@click.option("--compress-as", "compress_as", metavar="TOKENS", help="Simulate compression (summary size).")
+@click.option("--payloads", type=click.Path(file_okay=False), help="Write each call's body as DIR/NNNN.json.")
+@click.option("--raw", is_flag=True, help="With --payloads: image bytes in full.")
+def replay(
+    fixture: str, fmt: str, calls_range: str | None, compress_as: str | None, payloads: str | None, raw: bool, **kw: Any
+) -> None:
+    """Rebuild every model call of the conversation and predict its prompt-cache hits."""
+    from ctxkit.output import dumps, shorten_images
+    from ctxkit.replay.driver import count_calls
+    from ctxkit.replay.driver import replay as run_replay
+    from ctxkit.reports.replay import report, table
+
+    tokens = parse_compress_as(compress_as)
+    if payloads is not None and Path(payloads).exists() and not Path(payloads).is_dir():
+        raise InputError(f"--payloads {payloads!r}: exists and is not a folder")
+    loaded = load(fixture, kw)
+    options = build_options(kw)
+    total = count_calls(loaded, options)
+    first, stop = parse_calls(calls_range, total)
+    bodies: dict[int, str] = {}
+    bar = click.progressbar(length=total, label="replay", file=sys.stderr) if sys.stderr.isatty() else None
+
+    def on_call(index: int, call: Any, result: Any) -> None:
+        if payloads is not None:
+            body = result.payload.body
+            bodies[index] = dumps(body if raw else shorten_images(body, result.payload.prepared.image_b64))
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        done = run_replay(loaded, options, compress_as=tokens, on_call=on_call)
+    finally:
+        if bar is not None:
+            bar.render_finish()
+    for w in done.warnings:
+        warn(w)
+    if payloads is not None:
+        folder = Path(payloads)
+        folder.mkdir(parents=True, exist_ok=True)
+        for index, text in bodies.items():
+            (folder / f"{index:04d}.json").write_text(text, encoding="utf-8")
+    data = report(done, first=first, stop=stop)
+    echo(dumps(data) if fmt == "json" else table(data))

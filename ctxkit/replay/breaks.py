@@ -1,0 +1,210 @@
+"""The break and its cause (R-RPL-6): where a call stops matching its best candidate, and why.
+
+Input: the two calls' `View`s (items mapped back to their working messages), what this call dropped
+and capped, and the stored tree's ancestry. Output: `Break` — the item, both sides, the cause from
+the closed list with the rule behind it, and the tokens already paid for that could not be reused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ctxkit.history.working import Fate, Kind
+from ctxkit.loading.domain import Fixture, Role
+from ctxkit.replay.items import TOOLS, Item
+
+if TYPE_CHECKING:
+    from ctxkit.assembly.pipeline import Result
+
+CAUSE_RULES = {
+    "first_call": "R-RPL-1",
+    "expired": "R-RPL-5",
+    "tools": "R-TR-9",
+    "system_date": "R-SYS-2",
+    "system": "R-SYS-1",
+    "summary": "R-TREE-3",
+    "branch": "R-RPL-1",
+    "truncation": "R-ASM-4",
+    "placeholder": "R-CONV-3",
+    "image_cap": "R-TR-6",
+    "drift": "R-ASM-7",
+    "append": "R-RPL-6",
+    "other": "R-RPL-6",
+}
+DRIFTING = frozenset({"custom_agent", "documents", "project_read_file", "forgotten_files"})
+STORED = frozenset({"message", "file", "tool_calls", "tool_result", "answer"})
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """The working message behind a payload message."""
+
+    key: str
+    kind: str
+    origin: str
+    id: str | None  # the stored message or file id
+    stored: str | None  # the stored message it comes from (for branch checks)
+    segment: str | None
+    placeholder: bool
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What a later call needs to know about an earlier one."""
+
+    items: tuple[Item, ...]
+    sources: tuple[Source, ...]
+    user: str
+    system: str | None
+    date: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """What this call left out that an earlier one may have sent."""
+
+    truncated: dict[str, str]  # working key → rule (R-ASM-4, R-ASM-5, R-FILE-3)
+    capped: frozenset[str]  # working keys with an image capped by R-TR-6
+
+
+@dataclass(frozen=True, slots=True)
+class Break:
+    cause: str
+    rule: str
+    item: int | None
+    this: dict[str, Any] | None
+    candidate: dict[str, Any] | None
+    lost_tokens: int
+
+    def as_json(self) -> dict[str, Any] | None:
+        if self.item is None:
+            return None
+        return {"item": self.item, "this": self.this, "candidate": self.candidate}
+
+
+def view(result: Result, items: tuple[Item, ...], user: str) -> tuple[View, Dropped]:
+    from ctxkit.assembly.system import format_date
+
+    a = result.assembly
+    segments = {w.key: str(name) for name, ws in a.segments.items() for w in ws}
+    sources = []
+    for i, _ in enumerate(result.payload.prepared.messages):
+        if i >= len(a.messages):
+            sources.append(Source("image_drop_notice", "user", "image_drop_notice", None, None, "reminder", False))
+            continue
+        w = a.messages[i]
+        fated = a.fates.get(w.key)
+        placeholder = w.origin == "tool_result" and bool(w.notes) and "placeholder" in w.notes[0]
+        stored = w.source_id if w.origin in STORED else None
+        segment = str(fated.segment) if fated is not None and fated.segment else segments.get(w.key)
+        sources.append(Source(w.key, str(w.kind), w.origin, w.file_id or w.source_id, stored, segment, placeholder))
+    system = next((w.text for w in a.messages if w.kind is Kind.SYSTEM), None)
+    date = format_date(a.eff.now) if a.eff.now is not None else None
+    truncated = {w.key: a.fates[w.key].rule for w in a.dropped if w.key in a.fates}
+    capped = frozenset(
+        r.key.rsplit("#img", 1)[0] for r in result.payload.prepared.rows if r.fate is Fate.IMAGE_CAPPED and r.key
+    )
+    return View(items, tuple(sources), user, system, date), Dropped(truncated, capped)
+
+
+class Ancestry:
+    """Ancestor tests on the stored tree in O(1): entry/exit times of one depth-first walk."""
+
+    def __init__(self, fixture: Fixture) -> None:
+        children: dict[str | None, list[str]] = {}
+        for m in fixture.messages:
+            if m.role is not Role.SUMMARY:
+                children.setdefault(m.parent, []).append(m.id)
+        self.enter: dict[str, int] = {}
+        self.leave: dict[str, int] = {}
+        clock = 0
+        stack: list[tuple[str, bool]] = [(c, False) for c in reversed(children.get(None, []))]
+        while stack:
+            node, done = stack.pop()
+            clock += 1
+            if done:
+                self.leave[node] = clock
+                continue
+            self.enter[node] = clock
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(children.get(node, [])))
+
+    def above(self, ancestor: str, node: str) -> bool:
+        """`ancestor` is `node` or on its path from the root."""
+        if ancestor not in self.enter or node not in self.enter:
+            return False
+        return self.enter[ancestor] <= self.enter[node] and self.leave[node] <= self.leave[ancestor]
+
+
+def _side(v: View, item: Item | None) -> dict[str, Any] | None:
+    if item is None:
+        return None
+    if item.role == TOOLS:
+        return {"kind": "tools", "id": None, "segment": None}
+    s = _source(v, item)
+    if s is None:
+        return {"kind": item.role, "id": None, "segment": None}
+    return {"kind": s.kind, "id": s.id, "segment": s.segment}
+
+
+def _source(v: View, item: Item | None) -> Source | None:
+    if item is None or item.source is None or item.source >= len(v.sources):
+        return None
+    return v.sources[item.source]
+
+
+def find(this: View, dropped: Dropped, cand: View | None, common: int, *, expired: bool, ancestry: Ancestry) -> Break:
+    if cand is None:
+        return Break("first_call", CAUSE_RULES["first_call"], None, None, None, 0)
+    mine = this.items[common] if common < len(this.items) else None
+    theirs = cand.items[common] if common < len(cand.items) else None
+    seen = {i.key for i in cand.items}
+    lost = sum(i.tokens for i in this.items[common:] if i.key in seen)
+    if expired:
+        cause, rule = "expired", CAUSE_RULES["expired"]
+    else:
+        cause, rule = _cause(this, dropped, cand, mine, theirs, ancestry)
+    if mine is None:
+        return Break(cause, rule, None, None, None, lost)
+    return Break(cause, rule, common, _side(this, mine), _side(cand, theirs), lost)
+
+
+def _cause(
+    this: View, dropped: Dropped, cand: View, mine: Item | None, theirs: Item | None, ancestry: Ancestry
+) -> tuple[str, str]:
+    def found(cause: str, rule: str | None = None) -> tuple[str, str]:
+        return cause, rule or CAUSE_RULES[cause]
+
+    if mine is None:
+        return found("append")
+    if TOOLS in (mine.role, getattr(theirs, "role", None)):
+        return found("tools")
+    s_mine, s_theirs = _source(this, mine), _source(cand, theirs)
+    if (s_mine is not None and s_mine.kind == "system") or (s_theirs is not None and s_theirs.kind == "system"):
+        if this.system is not None and cand.system is not None and this.date and cand.date and this.date != cand.date:
+            if cand.system.replace(cand.date, this.date) == this.system:
+                return found("system_date")
+        return found("system")
+    if "summary" in (getattr(s_mine, "origin", None), getattr(s_theirs, "origin", None)):
+        return found("summary")
+    if s_theirs is not None and s_theirs.stored is not None and not ancestry.above(s_theirs.stored, this.user):
+        return found("branch")
+    if (
+        s_mine is not None
+        and s_mine.stored is not None
+        and not ancestry.above(s_mine.stored, cand.user)
+        and not ancestry.above(cand.user, this.user)
+    ):
+        return found("branch")
+    if s_theirs is not None and s_theirs.key in dropped.truncated:
+        return found("truncation", dropped.truncated[s_theirs.key])
+    if s_mine is not None and s_mine.placeholder and s_theirs is not None and s_theirs.kind == "tool":
+        return found("placeholder")
+    if s_theirs is not None and s_theirs.key in dropped.capped:
+        return found("image_cap")
+    if s_theirs is not None and s_theirs.origin in DRIFTING:
+        return found("drift")
+    if theirs is None or (s_theirs is not None and s_theirs.origin in ("reminder", "image_drop_notice")):
+        return found("append")
+    return found("other")

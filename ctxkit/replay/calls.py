@@ -1,0 +1,213 @@
+"""The calls of a conversation (R-RPL-1), their summaries (R-RPL-2) and clocks (R-RPL-3).
+
+Input: a loaded fixture and the command-line options. Output: `Call`s in replay order, each a
+derived fixture (branch ending at its user message, its in-flight loop, its summaries and clock)
+that the ordinary pipeline assembles; the last one is the fixture itself (unless `--compress-as`
+added a simulated summary). Also the warnings about times that go backwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from ctxkit.errors import RuleError
+from ctxkit.history import tree
+from ctxkit.loading.config import Options, resolve
+from ctxkit.loading.domain import (
+    Fixture,
+    InFlightCall,
+    InFlightMessage,
+    Role,
+    StoredMessage,
+    ToolCall,
+    TurnOverrides,
+)
+
+Output = tuple[ToolCall, ...] | StoredMessage | InFlightMessage | None  # what the model produced next
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    user: StoredMessage  # the user message it answers
+    step: int  # t: how many tool turns of this answer came before it
+    on_branch: bool
+    last: bool  # the fixture's own call
+    fixture: Fixture  # what the pipeline assembles for it
+    options: Options
+    clock: datetime | None
+    output: Output
+    summary: StoredMessage | None  # the summary node that applies (R-RPL-2)
+    compression_due: bool = False
+
+    @property
+    def label(self) -> str:
+        return self.user.id if self.step == 0 else f"{self.user.id}·{self.step}"
+
+    @property
+    def synthetic(self) -> bool:
+        return self.summary is not None and self.summary.id.startswith(SYNTHETIC_PREFIX)
+
+
+SYNTHETIC_PREFIX = "~synthetic-summary-"
+
+
+class Planner:
+    """`count()` the calls, `calls()` yields them in order (lazily: each holds a derived fixture)."""
+
+    def __init__(self, fixture: Fixture, options: Options | None = None, *, compress_as: int | None = None) -> None:
+        options = options or Options()
+        self.fixture = fixture
+        self.options = options
+        self.compress_as = compress_as
+        eff = resolve(fixture, options)
+        leaf = eff.leaf if eff.leaf is not None else tree.default_leaf(fixture)
+        self.path = tree.path_to(fixture, leaf)
+        self.position = {m.id: i for i, m in enumerate(self.path)}
+        self.children: dict[str | None, list[StoredMessage]] = {}
+        for m in fixture.messages:
+            if m.role is not Role.SUMMARY:
+                self.children.setdefault(m.parent, []).append(m)
+        self.now = options.now or fixture.now
+        self.synthetic: list[StoredMessage] = []
+        self.hanging = {m.parent for m in fixture.messages if m.role is Role.SUMMARY}
+        self._base = fixture.messages  # fixture.messages + the synthetic summaries so far
+        self.users = [m for m in self.path if m.role is Role.USER]
+        if not self.users:
+            raise RuleError(f"{fixture.source}: no user message on the branch: nothing to answer (R-ASM-3)")
+
+    def count(self) -> int:
+        total = 0
+        for u in self.users:
+            for s in self._edited(u):
+                total += 1 + _turns(self._answer_of(s))
+            if u is self.users[-1]:
+                total += 1 + sum(1 for m in self.fixture.in_flight if m.role == "assistant")
+            else:
+                total += 1 + _turns(self._next_on_branch(u))
+        return total
+
+    def calls(self) -> Iterator[Call]:
+        for u in self.users:
+            for s in self._edited(u):
+                yield from self._stored(s, self._answer_of(s), on_branch=False)
+            if u is self.users[-1]:
+                yield from self._in_flight(u)
+                continue
+            answer = self._next_on_branch(u)
+            mine = list(self._stored(u, answer, on_branch=True))
+            due = self._compression(u, answer, mine[-1])
+            mine[-1] = replace(mine[-1], compression_due=due)
+            yield from mine
+
+    def warnings(self) -> list[str]:
+        return list(self._backwards())
+
+    def _edited(self, user: StoredMessage) -> list[StoredMessage]:
+        """The questions the user edited away: earlier user siblings, in file order (R-RPL-1)."""
+        return [s for s in self.children.get(user.parent, ()) if s.role is Role.USER and s.index < user.index]
+
+    # --- which calls ---------------------------------------------------------------------
+
+    def _answer_of(self, user: StoredMessage) -> StoredMessage | None:
+        """An edited-away question's stored answer: its latest non-summary child (R-TREE-2)."""
+        kids = self.children.get(user.id, [])
+        return kids[-1] if kids and kids[-1].role is Role.ASSISTANT else None
+
+    def _next_on_branch(self, user: StoredMessage) -> StoredMessage | None:
+        i = self.position[user.id] + 1
+        nxt = self.path[i] if i < len(self.path) else None
+        return nxt if nxt is not None and nxt.role is Role.ASSISTANT else None
+
+    def _stored(self, user: StoredMessage, answer: StoredMessage | None, *, on_branch: bool) -> Iterator[Call]:
+        """(U, 0) and one call after each tool turn of the stored answer (R-RPL-1)."""
+        calls = answer.tool_calls if answer is not None else ()
+        turns = sorted({c.turn for c in calls})
+        loop: list[InFlightMessage] = []
+        for t, turn in enumerate(turns):
+            group = tuple(c for c in calls if c.turn == turn)
+            yield self._derived(user, t, on_branch, tuple(loop), group)
+            announced = tuple(InFlightCall(c.id, c.name, c.args, c.tokens) for c in group)
+            loop.append(InFlightMessage("assistant", len(loop), tool_calls=announced))
+            base = len(loop)
+            loop.extend(InFlightMessage("tool", base + k, c.response or "", (), c.id) for k, c in enumerate(group))
+        yield self._derived(user, len(turns), on_branch, tuple(loop), answer)
+
+    def _in_flight(self, user: StoredMessage) -> Iterator[Call]:
+        """The last question: (U, 0), one call after each in-flight answer and its results, the fixture's call."""
+        loop = self.fixture.in_flight
+        starts = [i for i, m in enumerate(loop) if m.role == "assistant"]
+        for t, start in enumerate(starts):
+            yield self._derived(user, t, True, loop[:start], loop[start])
+        fixture = self.fixture
+        if self.synthetic:
+            fixture = replace(fixture, messages=fixture.messages + tuple(self.synthetic))
+        summary = tree.select(fixture, self.options.leaf or fixture.leaf).summary
+        yield Call(user, len(starts), True, True, fixture, self.options, self.now, None, summary)
+
+    def _derived(
+        self, user: StoredMessage, step: int, on_branch: bool, loop: tuple[InFlightMessage, ...], output: Output
+    ) -> Call:
+        """A fixture whose branch ends at `user`, with `loop` in flight and the summaries of its time."""
+        messages = self._base
+        if user.id in self.hanging:  # a summary written after this turn does not apply yet
+            messages = tuple(m for m in messages if not (m.role is Role.SUMMARY and m.parent == user.id))
+        fixture = replace(self.fixture, messages=messages, leaf=user.id, in_flight=loop, turn=TurnOverrides())
+        branch = tree.select(fixture, user.id)
+        sent = [m.at for m in branch.live if m.at is not None] + [m.at for m in loop if m.at is not None]
+        clock = sent[-1] if sent else self.now
+        fixture = replace(fixture, now=clock)
+        options = replace(self.options, leaf=None, now=None)
+        return Call(user, step, on_branch, False, fixture, options, clock, output, branch.summary)
+
+    # --- compression in time (R-RPL-2) ---------------------------------------------------
+
+    def _compression(self, user: StoredMessage, answer: StoredMessage | None, last: Call) -> bool:
+        """R-CMP-1 on the branch up to U's answer; with --compress-as, a simulated summary node."""
+        from ctxkit.compression.compress import plan as compression_plan
+
+        upto = answer.id if answer is not None else user.id
+        fixture = replace(last.fixture, leaf=upto, in_flight=())
+        decision = compression_plan(resolve(fixture, last.options))
+        if not decision.should_compress or self.compress_as is None or decision.summarizes_through is None:
+            return decision.should_compress
+        here = self.position[user.id]
+        if any(
+            m.role is Role.SUMMARY and m.parent in self.position and self.position[m.parent] >= here
+            for m in self.fixture.messages
+        ):
+            return True
+        taken = {m.id for m in self.fixture.messages}
+        n = len(self.synthetic) + 1
+        while f"{SYNTHETIC_PREFIX}{n}" in taken:
+            n += 1
+        self.synthetic.append(
+            StoredMessage(
+                id=f"{SYNTHETIC_PREFIX}{n}",
+                role=Role.SUMMARY,
+                parent=user.id,
+                index=len(self.fixture.messages) + len(self.synthetic),
+                text=f"[summary of {len(decision.summarized)} messages]",
+                tokens=self.compress_as,
+                summarizes_through=decision.summarizes_through,
+            )
+        )
+        self._base = self.fixture.messages + tuple(self.synthetic)
+        return True
+
+    # --- times going backwards -----------------------------------------------------------
+
+    def _backwards(self) -> Iterator[str]:
+        dated = [(f"message {m.id!r}", m.at) for m in self.path if m.at is not None]
+        dated += [(f"in-flight item {m.index}", m.at) for m in self.fixture.in_flight if m.at is not None]
+        for (before, t0), (after, t1) in zip(dated, dated[1:], strict=False):
+            if t1 < t0:
+                yield (
+                    f"{self.fixture.source}: {after} is dated {t1.isoformat()}, before {before} "
+                    f"({t0.isoformat()}): times go backwards along the branch (R-RPL-3)"
+                )
+
+
+def _turns(answer: StoredMessage | None) -> int:
+    return len({c.turn for c in answer.tool_calls}) if answer is not None else 0

@@ -1,0 +1,175 @@
+"""The replay loop: every call assembled by the ordinary pipeline, then compared and priced (SPEC §11).
+
+Input: a loaded fixture, options, `compress_as`. Output: `Replay`, a frozen value with one `CallRow`
+per call (the HTML report and the table/JSON renderers read it; nothing here prints). Token counts
+of item texts are shared between calls; earlier prompts live in the cache's trie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from ctxkit.assembly.pipeline import run
+from ctxkit.errors import RuleError
+from ctxkit.loading.config import Options, resolve
+from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
+from ctxkit.replay import breaks, cache
+from ctxkit.replay.calls import Call, Output, Planner
+from ctxkit.replay.cost import Pricer
+from ctxkit.replay.items import prompt_items, prompt_tokens
+
+if TYPE_CHECKING:
+    from ctxkit.assembly.pipeline import Result
+    from ctxkit.counting.measure import Meter
+
+
+@dataclass(frozen=True, slots=True)
+class CallRow:
+    index: int
+    user_message: str
+    step: int
+    label: str  # `m7`, `m7·2`
+    on_branch: bool
+    clock: datetime | None
+    prompt_tokens: int
+    prefix_tokens: int
+    cached_tokens: int
+    cache_write_tokens: int
+    output_tokens: int | None
+    cost: Decimal | None
+    cost_without_cache: Decimal | None
+    candidate: int | None
+    brk: breaks.Break
+    limit: str | None
+    truncated: bool
+    compression_due: bool
+    synthetic: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    source: str
+    name: str | None
+    provider: str
+    model: str
+    max_input_tokens: int
+    rules: cache.Rules
+    calls: tuple[CallRow, ...]
+    warnings: tuple[str, ...]
+
+
+OnCall = Callable[[int, Call, "Result"], None]
+
+
+def replay(
+    fixture: Fixture,
+    options: Options | None = None,
+    *,
+    compress_as: int | None = None,
+    on_call: OnCall | None = None,
+) -> Replay:
+    """Every call of the conversation; `on_call(index, call, result)` sees each assembled call."""
+    eff = resolve(fixture, options)
+    planner = Planner(fixture, options, compress_as=compress_as)
+    rules = cache.rules(str(eff.provider), eff.model, fixture.settings.cache)
+    prompt_cache = cache.Cache(rules)
+    pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices)
+    ancestry = breaks.Ancestry(fixture)
+    warnings: list[str] = planner.warnings()
+    memo: dict[str, int] = {}
+    views: dict[int, breaks.View] = {}
+    rows: list[CallRow] = []
+    for index, call in enumerate(planner.calls()):
+        try:
+            result = run(call.fixture, call.options)
+        except RuleError as exc:
+            raise RuleError(f"call {index} ({call.label}): {exc}") from None
+        for w in result.warnings:
+            _add(warnings, w)
+        items = prompt_items(result, memo)
+        hit = prompt_cache.add(items, call.clock)
+        view, dropped = breaks.view(result, items, call.user.id)
+        against = hit.candidate if not hit.expired else index - 1
+        other = views.get(against) if against is not None and against >= 0 else None
+        common = 0 if hit.expired else hit.common  # expired: nothing of the previous call is reusable
+        brk = breaks.find(view, dropped, other, common, expired=hit.expired, ancestry=ancestry)
+        prompt = prompt_tokens(items)
+        if prompt > eff.max_input_tokens:
+            _add(
+                warnings,
+                f"call {index} ({call.label}): the request as sent counts {prompt} tokens, "
+                f"more than the window of {eff.max_input_tokens} (R-ASM-9)",
+            )
+        output = _output_tokens(call.output, result.assembly.meter)
+        rows.append(
+            CallRow(
+                index=index,
+                user_message=call.user.id,
+                step=call.step,
+                label=call.label,
+                on_branch=call.on_branch,
+                clock=call.clock,
+                prompt_tokens=prompt,
+                prefix_tokens=hit.prefix_tokens,
+                cached_tokens=hit.cached_tokens,
+                cache_write_tokens=hit.write_tokens,
+                output_tokens=output,
+                cost=pricer.cost(prompt, hit.cached_tokens, hit.write_tokens, output, call.clock),
+                cost_without_cache=pricer.cost(prompt, 0, 0, output, call.clock),
+                candidate=hit.candidate,
+                brk=brk,
+                limit=hit.limit,
+                truncated=bool(result.assembly.dropped),
+                compression_due=call.compression_due,
+                synthetic=call.synthetic,
+            )
+        )
+        views[index] = view
+        for old in [k for k in views if k < min(prompt_cache.window_start, index)]:
+            del views[old]  # no later call can compare with it: beyond the TTL
+        if on_call is not None:
+            on_call(index, call, result)
+    if (note := pricer.warning()) is not None:
+        warnings.append(note)
+    return Replay(
+        fixture.source,
+        fixture.name,
+        str(eff.provider),
+        eff.model,
+        eff.max_input_tokens,
+        rules,
+        tuple(rows),
+        tuple(warnings),
+    )
+
+
+def count_calls(fixture: Fixture, options: Options | None = None) -> int:
+    return Planner(fixture, options).count()
+
+
+def _add(warnings: list[str], text: str) -> None:
+    if text not in warnings:
+        warnings.append(text)
+
+
+def _output_tokens(output: Output, meter: Meter) -> int | None:
+    """R-RPL-7: what the stored conversation shows the model produced after this call."""
+    if output is None:
+        return None
+    if isinstance(output, tuple):
+        return sum(c.tokens if c.tokens is not None else meter.text(_args(c.args)) for c in output)
+    if isinstance(output, StoredMessage):
+        return output.tokens if output.tokens is not None else meter.text(output.text)
+    assert isinstance(output, InFlightMessage)
+    text = output.tokens if output.tokens is not None else meter.text(output.text)
+    return text + sum(c.tokens if c.tokens is not None else meter.text(_args(c.args)) for c in output.tool_calls)
+
+
+def _args(args: object) -> str:
+    from ctxkit.counting.measure import dumps_args
+
+    return dumps_args(args)
