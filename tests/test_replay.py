@@ -1,0 +1,464 @@
+"""`ctxkit replay` (SPEC §11, R-RPL-1…8): the calls, their clocks, the cache rules, causes and cost.
+
+The gallery under fixtures/replay/ has one small fixture per cause and per limit; each test here
+names the rule it checks and the call where the fixture's story happens.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxkit.assembly.pipeline import run
+from ctxkit.loading.config import Options
+from ctxkit.loading.read import load_fixture
+from ctxkit.replay.driver import Replay, replay
+from ctxkit.reports.replay import report
+
+from .conftest import FIXTURES, ctxkit
+from .helpers import write
+
+REPLAY = FIXTURES / "replay"
+REPLAY_GALLERY = sorted(REPLAY.glob("*.yaml"))
+
+
+def run_replay(path: Path | str, **options: Any) -> Replay:
+    compress_as = options.pop("compress_as", None)
+    return replay(load_fixture(str(path)), Options(**options), compress_as=compress_as)
+
+
+def rows(path: Path | str, **options: Any) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = report(run_replay(path, **options))["calls"]
+    return calls
+
+
+def last_body(fixture: Any, **options: Any) -> dict[str, Any]:
+    """The body of the replay's last call (R-RPL-1: the fixture's own call)."""
+    bodies: list[dict[str, Any]] = []
+    replay(fixture, Options(**options), on_call=lambda i, call, result: bodies.append(result.payload.body))
+    return bodies[-1]
+
+
+def labels(path: Path | str, **options: Any) -> list[tuple[str, bool]]:
+    return [(c["label"], c["on_branch"]) for c in rows(path, **options)]
+
+
+# --- R-RPL-1 the calls -------------------------------------------------------------------
+
+
+def test_r_rpl_1_one_call_per_tool_turn_and_per_in_flight_answer(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+        model: {provider: openai, name: gpt-4o}
+        messages:
+          - {id: u1, role: user, text: a}
+          - id: a1
+            role: assistant
+            text: done
+            tool_calls:
+              - {id: c1, name: f, args: {}, turn: 0, response: r1}
+              - {id: c2, name: f, args: {}, turn: 0, response: r2}
+              - {id: c3, name: f, args: {}, turn: 5, response: r3}
+          - {id: u2, role: user, text: b}
+          - {id: u3, role: user, text: c}
+        in_flight:
+          - {role: assistant, tool_calls: [{id: c9, name: f, args: {}}]}
+          - {role: tool, tool_call_id: c9, text: r9}
+          - {role: assistant, text: thinking, tool_calls: [{id: c10, name: f, args: {}}]}
+          - {role: tool, tool_call_id: c10, text: r10}
+        """,
+    )
+    # two tool turns (0 and 5: gaps do not matter) → u1, u1·1, u1·2; u2 has no answer; u3 from in_flight
+    assert labels(path) == [(x, True) for x in ["u1", "u1·1", "u1·2", "u2", "u3", "u3·1", "u3·2"]]
+    calls = rows(path)
+    assert [c["step"] for c in calls] == [0, 1, 2, 0, 0, 1, 2]
+
+
+def test_r_rpl_1_loop_calls_carry_the_earlier_turns_in_full(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+        model: {provider: openai, name: gpt-4o}
+        tokenizer: approx
+        prompts: {system: "s", datetime_aware: false}
+        messages:
+          - {id: u1, role: user, text: a}
+          - id: a1
+            role: assistant
+            text: done
+            tool_calls:
+              - {id: c1, name: f, args: {x: 1}, turn: 0, response: "full result"}
+              - {id: c2, name: g, args: {}, turn: 1, response: "second"}
+          - {id: u2, role: user, text: b}
+        """,
+    )
+    bodies: list[dict[str, Any]] = []
+    replay(load_fixture(str(path)), on_call=lambda i, call, result: bodies.append(result.payload.body))
+    assert [m["role"] for m in bodies[1]["messages"]] == ["system", "user", "assistant", "tool"]
+    assert bodies[1]["messages"][3]["content"] == "full result"
+    assert bodies[2]["messages"][-1]["content"] == "second"
+    assert bodies[3]["messages"][3]["content"].startswith("This tool call completed")  # R-CONV-3 in history
+
+
+def test_r_rpl_1_edited_questions_come_first_off_the_branch() -> None:
+    assert labels(REPLAY / "branch.yaml") == [("u1", True), ("u2", False), ("u2b", True)]
+
+
+def test_r_rpl_1_last_call_is_byte_identical_to_assemble_for_the_gallery() -> None:
+    from .conftest import GALLERY
+
+    for path in GALLERY + REPLAY_GALLERY:
+        fixture = load_fixture(str(path))
+        try:
+            expected = run(fixture).payload.body
+        except Exception:
+            continue  # fixtures that fail by rule (R-ASM-2/3) have no payload to compare
+        assert last_body(fixture) == expected, path.name
+
+
+def test_r_rpl_1_cli_payloads_match_assemble_output(tmp_path: Path) -> None:
+    path = REPLAY / "placeholder.yaml"
+    out = tmp_path / "bodies" / "deep"
+    ctxkit("replay", str(path), "--payloads", str(out), "--format", "json")
+    assert sorted(p.name for p in out.iterdir()) == ["0000.json", "0001.json", "0002.json"]
+    assert (out / "0002.json").read_text(encoding="utf-8") == ctxkit("assemble", str(path)).out
+
+
+# --- R-RPL-2 summaries in time, simulated compression ----------------------------------------
+
+
+def test_r_rpl_2_a_summary_applies_from_the_next_question_on() -> None:
+    calls = rows(REPLAY / "summary.yaml")
+    assert [c["cause"] for c in calls] == ["first_call", "append", "summary"]
+    assert calls[2]["break"]["this"] == {"kind": "assistant", "id": "s1", "segment": "history"}
+
+
+def test_r_rpl_2_compress_as_adds_a_synthetic_summary() -> None:
+    plain = rows(REPLAY / "long_session.yaml")
+    simulated = rows(REPLAY / "long_session.yaml", compress_as=150)
+    due = [c["label"] for c in plain if c["compression_due"]]
+    assert due and all(c["step"] == 2 for c in plain if c["compression_due"])  # only on U's last call
+    first = next(i for i, c in enumerate(simulated) if c["synthetic"])
+    assert simulated[first - 1]["compression_due"] and simulated[first]["cause"] == "summary"
+    assert all(c["synthetic"] for c in simulated[first:])
+    assert any(c["truncated"] for c in plain) and not any(c["truncated"] for c in simulated)
+
+
+def test_r_rpl_2_without_compress_as_nothing_is_synthetic() -> None:
+    assert not any(c["synthetic"] for c in rows(REPLAY / "long_session.yaml"))
+
+
+# --- R-RPL-3 the clock ----------------------------------------------------------------------
+
+
+def test_r_rpl_3_clock_is_the_last_dated_message_then_now() -> None:
+    calls = rows(REPLAY / "system_date.yaml")
+    assert [c["clock"] for c in calls] == ["2026-03-14T23:58:00Z", "2026-03-15T00:01:30Z"]
+
+
+def test_r_rpl_3_now_option_replaces_now_and_undated_calls_use_it(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+        model: {provider: openai, name: gpt-4o}
+        messages:
+          - {id: u1, role: user, text: a}
+          - {id: a1, role: assistant, text: b}
+          - {id: u2, role: user, text: c, at: "2026-03-14T10:00:00+02:00"}
+          - {id: a2, role: assistant, text: d}
+          - {id: u3, role: user, text: e}
+        """,
+    )
+    calls = rows(path, now=load_fixture(str(REPLAY / "expired.yaml")).now)
+    assert [c["clock"] for c in calls] == ["2026-03-14T13:30:00Z", "2026-03-14T08:00:00Z", "2026-03-14T13:30:00Z"]
+
+
+def test_r_rpl_3_times_going_backwards_warn_naming_both(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+        model: {provider: openai, name: gpt-4o}
+        messages:
+          - {id: u1, role: user, text: a, at: "2026-03-14T10:00:00Z"}
+          - {id: a1, role: assistant, text: b, at: "2026-03-14T09:00:00Z"}
+          - {id: u2, role: user, text: c}
+        """,
+    )
+    r = ctxkit("replay", str(path), "--format", "json")
+    assert "warning: " in r.err and "'a1'" in r.err and "'u1'" in r.err and "backwards" in r.err
+
+
+def test_r_rpl_3_ttl_gap_expires_the_cache() -> None:
+    calls = rows(REPLAY / "expired.yaml")
+    assert calls[1]["cause"] == "expired" and calls[1]["candidate"] is None
+    assert calls[1]["break"]["item"] == 0 and calls[1]["lost_tokens"] > 0
+
+
+def test_r_rpl_5_ttl_seconds_override_keeps_the_cache_warm(tmp_path: Path) -> None:
+    text = (REPLAY / "expired.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "warm.yaml"
+    path.write_text(text.replace("tokenizer: approx", "tokenizer: approx\nsettings: {cache: {ttl_seconds: 7200}}"))
+    calls = rows(path)
+    assert calls[1]["cause"] == "append" and calls[1]["candidate"] == 0
+
+
+# --- R-RPL-5 provider cache rules on hand-computed examples ------------------------------------
+
+
+def _items(*tokens: int, breakpoints: tuple[int, ...] = (), names: str = "") -> tuple[Any, ...]:
+    from ctxkit.replay.items import Item
+
+    keys = names or "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    return tuple(Item(keys[n], t, n, n, "user", n in breakpoints) for n, t in enumerate(tokens))
+
+
+def _anthropic(model: str = "claude-sonnet-4-5", **overrides: int) -> Any:
+    from ctxkit.loading.domain import CacheRules
+    from ctxkit.replay import cache
+
+    return cache.Cache(cache.rules("anthropic", model, CacheRules(**overrides)))
+
+
+def test_r_rpl_5_openai_rounds_down_to_128_from_1024() -> None:
+    from ctxkit.loading.domain import CacheRules
+    from ctxkit.replay import cache
+
+    c = cache.Cache(cache.rules("openai", "gpt-4o", CacheRules()))
+    c.add(_items(1000, 300, 50), None)
+    hit = c.add(_items(1000, 300, 77, names="abX"), None)
+    # common prefix = items a, b = 1000 + 300 = 1300 tokens; 1300 // 128 * 128 = 10 × 128 = 1280
+    assert (hit.prefix_tokens, hit.cached_tokens, hit.limit) == (1300, 1280, "increment")
+    hit = c.add(_items(1000, 9, names="aY"), None)
+    # common prefix = item a alone = 1000 tokens < 1024: nothing is cached
+    assert (hit.prefix_tokens, hit.cached_tokens, hit.limit) == (1000, 0, "minimum")
+    hit = c.add(_items(1000, 300, 1, names="abQ"), None)
+    # the longest common prefix is with call 1 (a, b; call 0 ties and the latest wins): 1,300 → 1,280
+    assert (hit.candidate, hit.prefix_tokens, hit.cached_tokens) == (1, 1300, 1280)
+
+
+def test_r_rpl_5_anthropic_reads_the_stored_breakpoint_and_writes_the_rest() -> None:
+    c = _anthropic()
+    first = c.add(_items(600, 500, 100, breakpoints=(1,)), None)
+    # the prefix up to the breakpoint (items 0-1) = 600 + 500 = 1,100 ≥ 1,024: written, nothing read
+    assert (first.cached_tokens, first.write_tokens) == (0, 1100)
+    second = c.add(_items(600, 500, 100, 200, breakpoints=(2,)), None)
+    # reads the stored 1,100 (it ends 1 item before the breakpoint at item 2, within 20);
+    # writes its own prefix up to item 2 (600 + 500 + 100 = 1,200) minus what it read: 100
+    assert (second.prefix_tokens, second.cached_tokens, second.write_tokens) == (1200, 1100, 100)
+    assert second.limit is None  # the common prefix goes past the stored breakpoint: not a provider limit
+
+
+def test_r_rpl_5_anthropic_minimum_is_per_model() -> None:
+    c = _anthropic()
+    c.add(_items(500, 400, breakpoints=(1,)), None)  # 500 + 400 = 900 < 1,024: not stored
+    hit = c.add(_items(500, 400, 300, breakpoints=(2,)), None)
+    # nothing to read; its own prefix 500 + 400 + 300 = 1,200 ≥ 1,024 is written
+    assert (hit.prefix_tokens, hit.cached_tokens, hit.write_tokens, hit.limit) == (900, 0, 1200, "minimum")
+    haiku = _anthropic("claude-3-5-haiku-20241022")
+    assert haiku.rules.min_tokens == 2048  # 1,200 would not be written for this model
+    assert haiku.add(_items(500, 400, 300, breakpoints=(2,)), None).write_tokens == 0
+    assert _anthropic("claude-haiku-4-5").rules.min_tokens == 4096
+    assert _anthropic("claude-haiku-4-5", min_tokens=10).rules.min_tokens == 10  # settings.cache wins
+
+
+def test_r_rpl_5_anthropic_lookback_of_20_items() -> None:
+    c = _anthropic()
+    c.add(_items(1100, breakpoints=(0,)), None)  # stored: ends at item 0
+    near = c.add(_items(1100, *[10] * 20, breakpoints=(20,)), None)
+    # own breakpoint at item 20; the stored prefix ends at item 0: 20 - 0 = 20 ≤ 20 → read 1,100
+    assert (near.cached_tokens, near.write_tokens) == (1100, 200)
+    c = _anthropic()
+    c.add(_items(1100, breakpoints=(0,)), None)
+    far = c.add(_items(1100, *[10] * 21, breakpoints=(21,)), None)
+    # breakpoint at item 21: 21 - 0 = 21 > 20 → nothing read; writes 1,100 + 21 × 10 = 1,310
+    # (the common prefix with the first call is its one item: 1,100 tokens, none of them read)
+    assert (far.prefix_tokens, far.cached_tokens, far.write_tokens, far.limit) == (1100, 0, 1310, "lookback")
+
+
+def test_r_rpl_5_ollama_compares_with_the_previous_call_only() -> None:
+    from ctxkit.loading.domain import CacheRules
+    from ctxkit.replay import cache
+
+    c = cache.Cache(cache.rules("ollama", "llama3.1", CacheRules()))
+    c.add(_items(5, 6, names="ab"), None)
+    c.add(_items(7, names="z"), None)
+    hit = c.add(_items(5, 6, names="ab"), None)
+    assert (hit.candidate, hit.prefix_tokens, hit.cached_tokens) == (1, 0, 0)
+
+
+def test_r_rpl_5_lookback_gallery_fixture() -> None:
+    calls = rows(REPLAY / "lookback.yaml")
+    assert calls[2]["limit"] == "lookback" and calls[2]["cached_tokens"] == 0
+
+
+def test_r_rpl_5_increment_and_minimum_gallery_fixtures() -> None:
+    inc = rows(REPLAY / "increment.yaml")[1]
+    assert (inc["limit"], inc["cached_tokens"] % 128, inc["cached_tokens"] < inc["prefix_tokens"]) == (
+        "increment",
+        0,
+        True,
+    )
+    low = rows(REPLAY / "minimum.yaml")[1]
+    assert (low["limit"], low["cached_tokens"]) == ("minimum", 0) and 0 < low["prefix_tokens"] < 1024
+
+
+# --- R-RPL-6 one test per cause ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "cause", "rule"),
+    [
+        ("append.yaml", 0, "first_call", "R-RPL-1"),
+        ("append.yaml", 2, "append", "R-RPL-6"),
+        ("system_date.yaml", 1, "system_date", "R-SYS-2"),
+        ("system.yaml", 1, "system", "R-SYS-1"),
+        ("tools.yaml", 1, "tools", "R-TR-9"),
+        ("summary.yaml", 2, "summary", "R-TREE-3"),
+        ("branch.yaml", 2, "branch", "R-RPL-1"),
+        ("truncation.yaml", 3, "truncation", "R-ASM-4"),
+        ("placeholder.yaml", 2, "placeholder", "R-CONV-3"),
+        ("image_cap.yaml", 1, "image_cap", "R-TR-6"),
+        ("drift.yaml", 1, "drift", "R-ASM-7"),
+        ("expired.yaml", 1, "expired", "R-RPL-5"),
+    ],
+)
+def test_r_rpl_6_cause(name: str, call: int, cause: str, rule: str) -> None:
+    c = rows(REPLAY / name)[call]
+    assert (c["cause"], c["rule"]) == (cause, rule)
+
+
+def test_r_rpl_6_break_sides_and_lost_tokens() -> None:
+    c = rows(REPLAY / "truncation.yaml")[3]
+    assert c["break"] == {
+        "item": 1,
+        "this": {"kind": "user", "id": "u2", "segment": "history"},
+        "candidate": {"kind": "user", "id": "u1", "segment": "history"},
+    }
+    assert c["truncated"] and c["lost_tokens"] > 0 and c["candidate"] == 2
+    drift = rows(REPLAY / "drift.yaml")[1]
+    assert drift["break"]["candidate"] == {"kind": "user", "id": None, "segment": "custom_agent"}
+
+
+def test_r_rpl_6_grow_only_conversation_is_all_append_with_nothing_lost() -> None:
+    calls = rows(REPLAY / "append.yaml")
+    assert [(c["cause"], c["lost_tokens"]) for c in calls[1:]] == [("append", 0), ("append", 0)]
+    assert calls[2]["cached_tokens"] == calls[2]["prefix_tokens"] > 0
+
+
+# --- R-RPL-7 output and cost ------------------------------------------------------------------
+
+
+def test_r_rpl_7_cost_of_a_known_call_by_hand() -> None:
+    c = rows(REPLAY / "append.yaml")[1]
+    assert (c["prompt_tokens"], c["cached_tokens"], c["output_tokens"]) == (88, 41, 20)
+    # gpt-4o in the genai-prices data: $2.50 input, $1.25 cached input, $10 output per million tokens
+    # (88 − 41) × 2.50 + 41 × 1.25 + 20 × 10 = 117.5 + 51.25 + 200 = 368.75 → $0.00036875
+    assert Decimal(str(c["cost"])) == Decimal("0.00036875")
+    # without the cache: 88 × 2.50 + 200 = 420 → $0.00042
+    assert Decimal(str(c["cost_without_cache"])) == Decimal("0.00042")
+
+
+def test_r_rpl_7_anthropic_cost_counts_reads_and_writes_by_hand() -> None:
+    c = rows(REPLAY / "lookback.yaml")[1]
+    p, cached, written, out = c["prompt_tokens"], c["cached_tokens"], c["cache_write_tokens"], c["output_tokens"]
+    # claude-sonnet-4-5: $3 input, $0.30 cache read, $3.75 cache write, $15 output per million
+    expected = (Decimal(p - cached - written) * 3 + cached * Decimal("0.3") + written * Decimal("3.75") + out * 15) / (
+        10**6
+    )
+    assert Decimal(str(c["cost"])) == expected
+
+
+def test_r_rpl_7_settings_prices_price_every_call(tmp_path: Path) -> None:
+    text = (REPLAY / "append.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "priced.yaml"
+    prices = "settings: {cache: {min_tokens: 32, increment: 1}, prices: {input: 1, cached_input: 0.5, output: 2}}"
+    path.write_text(text.replace("settings: {cache: {min_tokens: 32, increment: 1}}", prices), encoding="utf-8")
+    c = rows(path, model="my-own-model")[1]
+    # (88 − 41) × 1 + 41 × 0.5 + 20 × 2 = 47 + 20.5 + 40 = 107.5 per million
+    assert Decimal(str(c["cost"])) == Decimal("0.0001075")
+
+
+def test_r_rpl_7_output_tokens_follow_the_stored_conversation() -> None:
+    calls = rows(REPLAY / "placeholder.yaml")
+    # (u1, 0) produced the next turn's call: its argument tokens; (u1, 1) produced the answer; the last: null
+    assert [c["output_tokens"] is None for c in calls] == [False, False, True]
+    assert calls[1]["output_tokens"] == len("It left the Leipzig hub this morning.") // 4
+
+
+def test_r_rpl_7_unknown_model_gives_null_cost_and_one_warning() -> None:
+    r = ctxkit("replay", str(REPLAY / "append.yaml"), "--model", "house-model-7", "--format", "json")
+    assert r.err.count("warning:") == 1 and "house-model-7" in r.err
+    import json
+
+    data = json.loads(r.out)
+    assert {c["cost"] for c in data["calls"]} == {None}
+    assert data["totals"]["cost"] is None and data["totals"]["cost_without_cache"] is None
+
+
+def test_r_rpl_7_ollama_runs_locally_for_free() -> None:
+    calls = rows(REPLAY / "append.yaml", provider="ollama", model="llama3.1")
+    assert {c["cost"] for c in calls} == {0.0}
+
+
+# --- R-RPL-8 output and bad input ----------------------------------------------------------------
+
+
+def test_r_rpl_8_json_keys_and_totals() -> None:
+    import json
+
+    data = json.loads(ctxkit("replay", str(REPLAY / "long_session.yaml"), "--format", "json").out)
+    keys = {
+        "index", "user_message", "step", "on_branch", "clock", "prompt_tokens", "prefix_tokens", "cached_tokens",
+        "cache_write_tokens", "output_tokens", "cost", "candidate", "break", "cause", "rule", "limit",
+        "lost_tokens", "truncated", "compression_due", "synthetic",
+    }  # fmt: skip
+    assert keys <= set(data["calls"][0])
+    t = data["totals"]
+    assert t["calls"] == len(data["calls"]) == 26
+    assert t["prompt_tokens"] == sum(c["prompt_tokens"] for c in data["calls"])
+    assert t["hit_rate"] == round(t["cached_tokens"] / t["prompt_tokens"], 4)
+    lost = [c["lost_tokens"] for c in t["causes"]]
+    assert lost == sorted(lost, reverse=True) and t["causes"][0]["cause"] == "truncation"
+
+
+def test_r_rpl_8_calls_prints_a_slice_but_totals_cover_all() -> None:
+    import json
+
+    data = json.loads(ctxkit("replay", str(REPLAY / "long_session.yaml"), "--calls", "-3:", "--format", "json").out)
+    assert [c["index"] for c in data["calls"]] == [23, 24, 25] and data["totals"]["calls"] == 26
+    table = ctxkit("replay", str(REPLAY / "long_session.yaml"), "--calls", ":2").out
+    assert " u1·1 " in table and " u2 " not in table and "calls 26;" in table
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--calls", "1-2"], "error: --calls '1-2': expected a range A:B"),
+        (["--calls", "7:9"], "error: --calls '7:9': selects no call (this replay has 3 calls, 0 to 2)"),
+        (["--calls", "2:1"], "error: --calls '2:1': selects no call"),
+        (["--compress-as", "0"], "error: --compress-as '0': expected a positive integer"),
+        (["--compress-as", "1.5"], "error: --compress-as '1.5': expected a positive integer"),
+    ],
+)
+def test_r_rpl_8_bad_options_exit_2_with_one_line_and_write_nothing(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    out = tmp_path / "bodies"
+    r = ctxkit("replay", str(REPLAY / "append.yaml"), "--payloads", str(out), *args, expect=2)
+    assert r.out == "" and r.err.count("\n") == 1 and r.err.startswith(message)
+    assert not out.exists()
+
+
+def test_r_rpl_3_bad_at_exits_2_located(tmp_path: Path) -> None:
+    path = write(tmp_path, 'model: {provider: openai, name: gpt-4o}\nmessages: [{id: u, role: user, at: "noon"}]\n')
+    r = ctxkit("replay", str(path), expect=2)
+    assert r.err == f"error: {path}:/messages/0/at: not an ISO 8601 date-time with a zone: 'noon'\n"
+
+
+def test_r_rpl_8_table_shows_writes_for_anthropic_only() -> None:
+    assert " write " in ctxkit("replay", str(REPLAY / "lookback.yaml")).out
+    assert " write " not in ctxkit("replay", str(REPLAY / "append.yaml")).out
