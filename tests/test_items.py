@@ -146,3 +146,12 @@ def test_r_rpl_4_drop_notice_has_no_source(tmp_path):
     items = prompt_items(result.payload, meter=result.assembly.meter)
     assert items[-1].source is None and items[-1].message == 6 and items[-1].role == "user"
     assert result.payload.body["messages"][-1]["content"].startswith("<system-reminder>")
+
+
+@pytest.mark.parametrize("provider", list(EXPECTED))
+def test_r_tr_8_breakpoint_marks_the_block_that_carried_cache_control(tmp_path, provider):
+    result = assemble(tmp_path, FIXTURE, provider=provider)
+    items = prompt_items(result.payload, meter=result.assembly.meter)
+    marked = [i for i in items if i.breakpoint]
+    sent = json.dumps(result.payload.body).count('"cache_control"')
+    assert len(marked) == sent == (1 if provider == "anthropic" else 0)

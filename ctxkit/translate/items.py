@@ -19,7 +19,8 @@ non-ASCII kept) of `{"role": ROLE, "item": ITEM}` with a top-level
 `cache_control` removed, so two equal blocks under different roles differ and a
 moved cache breakpoint changes nothing. The tool-definitions item has role
 `None` and is keyed `{"tools": ...}`; Anthropic's `system` blocks and Gemini's
-`systemInstruction` have role `system`.
+`systemInstruction` have role `system`. `Item.breakpoint` marks the block that
+carried the `cache_control` removed from the key (Anthropic's cache rules need it).
 
 `Item.tokens` counts what the model reads, not the JSON around it: the texts as
 sent (text, each tool call's name and argument string, a tool result's content,
@@ -72,6 +73,7 @@ class Item:
     message: int | None
     source: int | None
     role: str | None
+    breakpoint: bool = False  # the block carries Anthropic's `cache_control` (R-TR-8)
 
 
 def canonical(value: Any) -> str:
@@ -111,7 +113,9 @@ def prompt_items(payload: Payload, *, meter: ItemMeter) -> tuple[Item, ...]:
             tokens = _texts_tokens(part, meter) + sum(meter.image(images.find(origin, b)) for b in _image_data(part))
             if k == 0:
                 tokens += FRAMING_TOKENS + meter.text(role)
-            items.append(Item(canonical({"role": role, "item": _without_cache_control(part)}), tokens, n, source, role))
+            key = canonical({"role": role, "item": _without_cache_control(part)})
+            mark = isinstance(part, dict) and "cache_control" in part
+            items.append(Item(key, tokens, n, source, role, mark))
     return tuple(items)
 
 
