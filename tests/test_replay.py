@@ -210,7 +210,7 @@ def test_r_rpl_5_ttl_seconds_override_keeps_the_cache_warm(tmp_path: Path) -> No
 
 
 def _items(*tokens: int, breakpoints: tuple[int, ...] = (), names: str = "") -> tuple[Any, ...]:
-    from ctxkit.replay.items import Item
+    from ctxkit.translate.items import Item
 
     keys = names or "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
     return tuple(Item(keys[n], t, n, n, "user", n in breakpoints) for n, t in enumerate(tokens))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxkit.history.working import Fate, Kind
 from ctxkit.loading.domain import Fixture, Role
-from ctxkit.replay.items import TOOLS, Item
+from ctxkit.translate.items import Item
 
 if TYPE_CHECKING:
     from ctxkit.assembly.pipeline import Result
@@ -89,11 +89,7 @@ def view(result: Result, items: tuple[Item, ...], user: str) -> tuple[View, Drop
     a = result.assembly
     segments = {w.key: str(name) for name, ws in a.segments.items() for w in ws}
     sources = []
-    for i, _ in enumerate(result.payload.prepared.messages):
-        if i >= len(a.messages):
-            sources.append(Source("image_drop_notice", "user", "image_drop_notice", None, None, "reminder", False))
-            continue
-        w = a.messages[i]
+    for w in a.messages:
         fated = a.fates.get(w.key)
         placeholder = w.origin == "tool_result" and bool(w.notes) and "placeholder" in w.notes[0]
         stored = w.source_id if w.origin in STORED else None
@@ -140,7 +136,7 @@ class Ancestry:
 def _side(v: View, item: Item | None) -> dict[str, Any] | None:
     if item is None:
         return None
-    if item.role == TOOLS:
+    if item.role is None:
         return {"kind": "tools", "id": None, "segment": None}
     s = _source(v, item)
     if s is None:
@@ -178,8 +174,8 @@ def _cause(
 
     if mine is None:
         return found("append")
-    if TOOLS in (mine.role, getattr(theirs, "role", None)):
-        return found("tools")
+    if mine.role is None or (theirs is not None and theirs.role is None):
+        return found("tools")  # the tool-definitions item has no role
     s_mine, s_theirs = _source(this, mine), _source(cand, theirs)
     if (s_mine is not None and s_mine.kind == "system") or (s_theirs is not None and s_theirs.kind == "system"):
         if this.system is not None and cand.system is not None and this.date and cand.date and this.date != cand.date:
@@ -205,6 +201,6 @@ def _cause(
         return found("image_cap")
     if s_theirs is not None and s_theirs.origin in DRIFTING:
         return found("drift")
-    if theirs is None or (s_theirs is not None and s_theirs.origin in ("reminder", "image_drop_notice")):
-        return found("append")
+    if theirs is None or s_theirs is None or s_theirs.origin in ("reminder", "image_drop_notice"):
+        return found("append")  # no working message behind it: the image-drop notice, added last
     return found("other")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxkit.loading.domain import CacheRules
-from ctxkit.replay.items import Item
+from ctxkit.translate.items import Item
 
 
 @dataclass(frozen=True, slots=True)

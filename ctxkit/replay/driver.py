@@ -20,11 +20,12 @@ from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
 from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Call, Output, Planner
 from ctxkit.replay.cost import Pricer
-from ctxkit.replay.items import prompt_items, prompt_tokens
+from ctxkit.translate.items import prompt_items, prompt_tokens
 
 if TYPE_CHECKING:
     from ctxkit.assembly.pipeline import Result
     from ctxkit.counting.measure import Meter
+    from ctxkit.history.working import Image
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +81,7 @@ def replay(
     pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices)
     ancestry = breaks.Ancestry(fixture)
     warnings: list[str] = planner.warnings()
-    memo: dict[str, int] = {}
+    counts = _SharedCounts()
     views: dict[int, breaks.View] = {}
     rows: list[CallRow] = []
     for index, call in enumerate(planner.calls()):
@@ -90,7 +91,7 @@ def replay(
             raise RuleError(f"call {index} ({call.label}): {exc}") from None
         for w in result.warnings:
             _add(warnings, w)
-        items = prompt_items(result, memo)
+        items = prompt_items(result.payload, meter=counts.over(result.assembly.meter))
         hit = prompt_cache.add(items, call.clock)
         view, dropped = breaks.view(result, items, call.user.id)
         against = hit.candidate if not hit.expired else index - 1
@@ -149,6 +150,29 @@ def replay(
 
 def count_calls(fixture: Fixture, options: Options | None = None) -> int:
     return Planner(fixture, options).count()
+
+
+class _SharedCounts:
+    """An item meter over each call's own meter that counts every distinct text once per replay."""
+
+    def __init__(self) -> None:
+        self.memo: dict[str, int] = {}
+        self.meter: Meter | None = None
+
+    def over(self, meter: Meter) -> _SharedCounts:
+        self.meter = meter  # same tokenizer and image support for every call of one replay
+        return self
+
+    def text(self, text: str) -> int:
+        found = self.memo.get(text)
+        if found is None:
+            assert self.meter is not None
+            found = self.memo[text] = self.meter.text(text)
+        return found
+
+    def image(self, image: Image) -> int:
+        assert self.meter is not None
+        return self.meter.image(image)
 
 
 def _add(warnings: list[str], text: str) -> None:
