@@ -7,6 +7,7 @@ the closed list with the rule behind it, and the tokens already paid for that co
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -155,8 +156,7 @@ def find(this: View, dropped: Dropped, cand: View | None, common: int, *, expire
         return Break("first_call", CAUSE_RULES["first_call"], None, None, None, 0)
     mine = this.items[common] if common < len(this.items) else None
     theirs = cand.items[common] if common < len(cand.items) else None
-    seen = {i.key for i in cand.items}
-    lost = sum(i.tokens for i in this.items[common:] if i.key in seen)
+    lost = _lost(this.items[common:], cand.items[common:])
     if expired:
         cause, rule = "expired", CAUSE_RULES["expired"]
     else:
@@ -164,6 +164,20 @@ def find(this: View, dropped: Dropped, cand: View | None, common: int, *, expire
     if mine is None:
         return Break(cause, rule, None, None, None, lost)
     return Break(cause, rule, common, _side(this, mine), _side(cand, theirs), lost)
+
+
+def _lost(mine: tuple[Item, ...], theirs: tuple[Item, ...]) -> int:
+    """Tokens of this call's items after the break that the candidate sent after it too (each once).
+
+    The candidate's items before the break were reused; the ones after it were paid for and, where
+    this call sends them again anywhere, could not be reused."""
+    unused = Counter(i.key for i in theirs)
+    lost = 0
+    for item in mine:
+        if unused[item.key] > 0:
+            unused[item.key] -= 1
+            lost += item.tokens
+    return lost
 
 
 def _cause(
