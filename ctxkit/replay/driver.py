@@ -20,6 +20,7 @@ from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
 from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Call, Output, Planner
 from ctxkit.replay.cost import Pricer
+from ctxkit.reports.budget import over_window
 from ctxkit.translate.items import prompt_items, prompt_tokens
 
 if TYPE_CHECKING:
@@ -99,12 +100,9 @@ def replay(
         common = 0 if hit.expired else hit.common  # expired: nothing of the previous call is reusable
         brk = breaks.find(view, dropped, other, common, expired=hit.expired, ancestry=ancestry)
         prompt = prompt_tokens(items)
-        if prompt > eff.max_input_tokens:
-            _add(
-                warnings,
-                f"call {index} ({call.label}): the request as sent counts {prompt} tokens, "
-                f"more than the window of {eff.max_input_tokens} (R-ASM-9)",
-            )
+        over = over_window({"wire_tokens": prompt, "max_input_tokens": eff.max_input_tokens})
+        if over is not None:
+            _add(warnings, f"call {index} ({call.label}): {over} (R-ASM-9)")
         output = _output_tokens(call.output, result.assembly.meter)
         rows.append(
             CallRow(
