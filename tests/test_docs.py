@@ -34,10 +34,10 @@ FAMILIES = ("FIX", "TURN", "TREE", "CONV", "SYS", "PROJ", "ASM", "FILE", "REM", 
 TEST_NAME = re.compile(r"def (test_\w+)")
 NAME_ID = re.compile(r"(?<![a-z])r_(" + "|".join(f.lower() for f in FAMILIES) + r")_(\d+)((?:_and_\d+)*)")
 
-# Rules documented before any code cites them: parts of the replay command (R-RPL) are
-# being built. Whoever lands the first citation of one of these ids removes it here
-# (test_pending_ids_are_not_cited_yet says which). Keep this list as short as the truth allows.
-PENDING = {"R-RPL-1", "R-RPL-2", "R-RPL-6", "R-RPL-8", "R-RPL-9"}
+# Rules documented before any code cites them. Whoever lands the first citation of one of
+# these ids removes it here (test_pending_ids_are_not_cited_yet says which). Keep this list
+# as short as the truth allows.
+PENDING: set[str] = set()
 
 
 def _sources() -> list[Path]:

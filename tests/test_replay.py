@@ -1,4 +1,4 @@
-"""`ctxkit replay` (SPEC §11, R-RPL-1…8): the calls, their clocks, the cache rules, causes and cost.
+"""`ctxkit replay` (R-RPL-1…8): the calls, their clocks, the cache rules, causes and cost.
 
 The gallery under fixtures/replay/ has one small fixture per cause and per limit; each test here
 names the rule it checks and the call where the fixture's story happens.

@@ -1,4 +1,4 @@
-"""`ctxkit replay`: every model call of the conversation, its cache hit, break, cause and cost (SPEC §11).
+"""`ctxkit replay`: every model call of the conversation, its cache hit, break, cause and cost.
 
 Input: a fixture and the common options, `--calls A:B`, `--compress-as TOKENS`, `--payloads DIR`.
 Output: the table or JSON report on stdout; with `--payloads`, each call's body as `DIR/NNNN.json`.

@@ -1,4 +1,4 @@
-"""Replay (SPEC §11): every model call of a conversation rebuilt, compared the way the provider's cache does.
+"""Replay: every model call of a conversation rebuilt, compared the way the provider's cache does.
 
 Input: a loaded fixture and options. Output: `driver.Replay`, one row per call with its cache
 prediction, break, cause and cost. Stages: `calls` (which calls, as derived fixtures), `items`

@@ -1,4 +1,4 @@
-"""The replay loop: every call assembled by the ordinary pipeline, then compared and priced (SPEC §11).
+"""The replay loop: every call assembled by the ordinary pipeline, then compared and priced.
 
 Input: a loaded fixture, options, `compress_as`. Output: `Replay`, a frozen value with one `CallRow`
 per call (the HTML report and the table/JSON renderers read it; nothing here prints). Token counts
