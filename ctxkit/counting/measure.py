@@ -8,7 +8,10 @@ long history that truncation never looks at is never tokenized.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from ctxkit.counting import images as imagelib
@@ -17,6 +20,24 @@ from ctxkit.history.working import Call, Image, Working
 from ctxkit.loading.templates import Templates
 
 UNREADABLE_IMAGE_TOKENS = 85  # base cost of one image when its size cannot be read
+
+
+_SHARED: contextvars.ContextVar[dict[str, dict[str, int]] | None] = contextvars.ContextVar(
+    "ctxkit_shared_counts", default=None
+)
+
+
+@contextlib.contextmanager
+def shared_counts() -> Iterator[None]:
+    """Within it, every Meter remembers each distinct text's count for all the others.
+
+    Replay assembles the same stored messages once per call: with this, each text is
+    tokenized once per replay, not once per call (R-RPL-9)."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
 
 
 def dumps_args(args: Any) -> str:
@@ -31,13 +52,23 @@ class Meter:
         self.templates = templates
         self._counter = get_counter(tokenizer)
         self._cache: dict[str, int] = {}
+        shared = _SHARED.get()
+        self._texts = shared.setdefault(tokenizer, {}) if shared is not None else None
         self.counted_texts = 0  # how many texts were tokenized (for benchmarks and tests)
 
     def text(self, text: str) -> int:
         if not text:
             return 0
+        memo = self._texts
+        if memo is not None:
+            found = memo.get(text)
+            if found is not None:
+                return found
         self.counted_texts += 1
-        return self._counter.count(text)
+        count = self._counter.count(text)
+        if memo is not None:
+            memo[text] = count
+        return count
 
     def call(self, call: Call) -> int:
         return call.tokens if call.tokens is not None else self.text(dumps_args(call.args))

@@ -8,6 +8,7 @@ the closed list with the rule behind it, and the tokens already paid for that co
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from ctxkit.loading.domain import Fixture, Role
 from ctxkit.translate.items import Item
 
 if TYPE_CHECKING:
+    from ctxkit.assembly.assemble import Fated
     from ctxkit.assembly.pipeline import Result
 
 CAUSE_RULES = {
@@ -65,8 +67,13 @@ class View:
 class Dropped:
     """What this call left out that an earlier one may have sent."""
 
-    truncated: dict[str, str]  # working key → rule (R-ASM-4, R-ASM-5, R-FILE-3)
+    fates: Mapping[str, Fated]  # this call's decision record, by working key
     capped: frozenset[str]  # working keys with an image capped by R-TR-6
+
+    def truncated(self, key: str) -> str | None:
+        """The rule that left this message out (R-ASM-4, R-ASM-5, R-FILE-3), if it was."""
+        fated = self.fates.get(key)
+        return fated.rule if fated is not None and fated.fate in (Fate.TRUNCATED, Fate.LAST_N_CUT) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +105,10 @@ def view(result: Result, items: tuple[Item, ...], user: str) -> tuple[View, Drop
         sources.append(Source(w.key, str(w.kind), w.origin, w.file_id or w.source_id, stored, segment, placeholder))
     system = next((w.text for w in a.messages if w.kind is Kind.SYSTEM), None)
     date = format_date(a.eff.now) if a.eff.now is not None else None
-    truncated = {w.key: a.fates[w.key].rule for w in a.dropped if w.key in a.fates}
     capped = frozenset(
         r.key.rsplit("#img", 1)[0] for r in result.payload.prepared.rows if r.fate is Fate.IMAGE_CAPPED and r.key
     )
-    return View(items, tuple(sources), user, system, date), Dropped(truncated, capped)
+    return View(items, tuple(sources), user, system, date), Dropped(a.fates, capped)
 
 
 class Ancestry:
@@ -207,8 +213,8 @@ def _cause(
         and not ancestry.above(cand.user, this.user)
     ):
         return found("branch")
-    if s_theirs is not None and s_theirs.key in dropped.truncated:
-        return found("truncation", dropped.truncated[s_theirs.key])
+    if s_theirs is not None and (rule := dropped.truncated(s_theirs.key)) is not None:
+        return found("truncation", rule)
     if s_mine is not None and s_mine.placeholder and s_theirs is not None and s_theirs.kind == "tool":
         return found("placeholder")
     if s_theirs is not None and s_theirs.key in dropped.capped:

@@ -12,9 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from ctxkit.counting.measure import Meter
 from ctxkit.errors import RuleError
 from ctxkit.history import tree
-from ctxkit.loading.config import Options, resolve
+from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import (
     Fixture,
     InFlightCall,
@@ -71,6 +72,8 @@ class Planner:
                 self.children.setdefault(m.parent, []).append(m)
         self.now = options.now or fixture.now
         self.synthetic: list[StoredMessage] = []
+        self._meter: Meter | None = None  # R-CMP-1 counts, shared by every question's check
+        self._running: list[int] = []
         self.hanging = {m.parent for m in fixture.messages if m.role is Role.SUMMARY}
         self._base = fixture.messages  # fixture.messages + the synthetic summaries so far
         self.users = [m for m in self.path if m.role is Role.USER]
@@ -167,11 +170,16 @@ class Planner:
         """R-CMP-1 on the branch up to U's answer; with --compress-as, a simulated summary node."""
         from ctxkit.compression.compress import plan as compression_plan
 
-        upto = answer.id if answer is not None else user.id
-        fixture = replace(last.fixture, leaf=upto, in_flight=())
-        decision = compression_plan(resolve(fixture, last.options))
-        if not decision.should_compress or self.compress_as is None or decision.summarizes_through is None:
-            return decision.should_compress
+        upto = answer if answer is not None else user
+        fixture = replace(last.fixture, leaf=upto.id, in_flight=())
+        eff = resolve(fixture, last.options)
+        if not self._due(eff, last.summary, upto):
+            return False
+        if self.compress_as is None:
+            return True
+        decision = compression_plan(eff)
+        if decision.summarizes_through is None:
+            return True
         here = self.position[user.id]
         if any(
             m.role is Role.SUMMARY and m.parent in self.position and self.position[m.parent] >= here
@@ -195,6 +203,30 @@ class Planner:
         )
         self._base = self.fixture.messages + tuple(self.synthetic)
         return True
+
+    def _due(self, eff: Effective, summary: StoredMessage | None, leaf: StoredMessage) -> bool:
+        """R-CMP-1, as `compression.compress.plan` decides it, from running sums over the branch.
+
+        The full plan walks the whole branch; replay asks after every question, so the message
+        tokens are summed once along the branch and each question reads two of the sums."""
+        from ctxkit.compression.compress import floor_ratio, message_tokens, reserved_tokens
+
+        if self._meter is None:
+            self._meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
+            running = [0]
+            for m in self.path:
+                running.append(running[-1] + message_tokens(m, self._meter))
+            self._running = running
+        meter = self._meter
+        cutoff = 0
+        if summary is not None and summary.summarizes_through in self.position:
+            cutoff = self.position[summary.summarizes_through] + 1
+        end = self.position[leaf.id] + 1
+        history = self._running[end] - self._running[cutoff]
+        if summary is not None:
+            history += message_tokens(summary, meter)
+        available = eff.max_input_tokens - reserved_tokens(eff, meter)
+        return history > floor_ratio(available, eff.settings.compression_trigger_ratio)
 
     # --- times going backwards -----------------------------------------------------------
 

@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from ctxkit.assembly.pipeline import run
+from ctxkit.counting.measure import shared_counts
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
@@ -26,7 +27,6 @@ from ctxkit.translate.items import prompt_items, prompt_tokens
 if TYPE_CHECKING:
     from ctxkit.assembly.pipeline import Result
     from ctxkit.counting.measure import Meter
-    from ctxkit.history.working import Image
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +75,11 @@ def replay(
     on_call: OnCall | None = None,
 ) -> Replay:
     """Every call of the conversation; `on_call(index, call, result)` sees each assembled call."""
+    with shared_counts():
+        return _replay(fixture, options, compress_as=compress_as, on_call=on_call)
+
+
+def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | None, on_call: OnCall | None) -> Replay:
     eff = resolve(fixture, options)
     planner = Planner(fixture, options, compress_as=compress_as)
     rules = cache.rules(str(eff.provider), eff.model, fixture.settings.cache)
@@ -82,7 +87,6 @@ def replay(
     pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices)
     ancestry = breaks.Ancestry(fixture)
     warnings: list[str] = planner.warnings()
-    counts = _SharedCounts()
     views: dict[int, breaks.View] = {}
     rows: list[CallRow] = []
     for index, call in enumerate(planner.calls()):
@@ -92,7 +96,7 @@ def replay(
             raise RuleError(f"call {index} ({call.label}): {exc}") from None
         for w in result.warnings:
             _add(warnings, w)
-        items = prompt_items(result.payload, meter=counts.over(result.assembly.meter))
+        items = prompt_items(result.payload, meter=result.assembly.meter)
         hit = prompt_cache.add(items, call.clock)
         view, dropped = breaks.view(result, items, call.user.id)
         against = hit.candidate if not hit.expired else index - 1
@@ -148,29 +152,6 @@ def replay(
 
 def count_calls(fixture: Fixture, options: Options | None = None) -> int:
     return Planner(fixture, options).count()
-
-
-class _SharedCounts:
-    """An item meter over each call's own meter that counts every distinct text once per replay."""
-
-    def __init__(self) -> None:
-        self.memo: dict[str, int] = {}
-        self.meter: Meter | None = None
-
-    def over(self, meter: Meter) -> _SharedCounts:
-        self.meter = meter  # same tokenizer and image support for every call of one replay
-        return self
-
-    def text(self, text: str) -> int:
-        found = self.memo.get(text)
-        if found is None:
-            assert self.meter is not None
-            found = self.memo[text] = self.meter.text(text)
-        return found
-
-    def image(self, image: Image) -> int:
-        assert self.meter is not None
-        return self.meter.image(image)
 
 
 def _add(warnings: list[str], text: str) -> None:
