@@ -21,7 +21,6 @@ from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
 from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Call, Output, Planner
 from ctxkit.replay.cost import Pricer
-from ctxkit.reports.budget import over_window
 from ctxkit.translate.items import prompt_items, prompt_tokens
 
 if TYPE_CHECKING:
@@ -94,8 +93,8 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
             result = run(call.fixture, call.options)
         except RuleError as exc:
             raise RuleError(f"call {index} ({call.label}): {exc}") from None
-        for w in result.warnings:
-            _add(warnings, w)
+        for w in result.warnings:  # R-ASM-9's over-the-window warning is about this call: say which
+            _add(warnings, f"call {index} ({call.label}): {w}" if "(R-ASM-9)" in w else w)
         items = prompt_items(result.payload, meter=result.assembly.meter)
         hit = prompt_cache.add(items, call.clock)
         view, dropped = breaks.view(result, items, call.user.id)
@@ -104,9 +103,6 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         common = 0 if hit.expired else hit.common  # expired: nothing of the previous call is reusable
         brk = breaks.find(view, dropped, other, common, expired=hit.expired, ancestry=ancestry)
         prompt = prompt_tokens(items)
-        over = over_window({"wire_tokens": prompt, "max_input_tokens": eff.max_input_tokens})
-        if over is not None:
-            _add(warnings, f"call {index} ({call.label}): {over} (R-ASM-9)")
         output = _output_tokens(call.output, result.assembly.meter)
         rows.append(
             CallRow(
