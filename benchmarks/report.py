@@ -114,9 +114,43 @@ def render(r: R) -> str:
         "fresh interpreter).",
         "",
     ]
-    body = sections(r, d)
+    body = sections(r, d) + replay_section(r)
     errors = ["", "## Errors", "", *[f"* {e}" for e in r["errors"]]] if r["errors"] else []
     return "\n".join(head + body + METHOD + errors) + "\n"
+
+
+def replay_section(r: R) -> list[str]:
+    """R-RPL-9's goal: replaying a history costs at most 3× counting it once."""
+    out = r.get("replay history-2000")
+    if not out:
+        return []
+    total, floor = med(out["total"]), med(out["floor"])
+    ratio = total / floor if total and floor else None
+    return [
+        "## Replay",
+        "",
+        table(
+            ["history", "calls", "replay", "count the history once", "ratio (goal ≤ 3×)"],
+            [
+                [
+                    "2,000 messages, 8,000-token window",
+                    f"{out['calls']:,}",
+                    fmt(total),
+                    fmt(floor),
+                    f"{ratio:.0f}×" if ratio else "n/a",
+                ]
+            ],
+        ),
+        "",
+        "Missed by far: every call is assembled by the ordinary pipeline, which converts the "
+        "call's whole branch and records a fate for every dropped message, so the cost grows "
+        "with calls × history, not calls × window. Token counts and the compression check are "
+        "shared between calls (each text counted once per replay). The 20,000-message history "
+        "(about 12,000 calls) is not measured: at this rate it would take hours; getting there "
+        "needs an assembly that walks only the window (newest first) and reuses each stored "
+        "message's conversion.",
+        "",
+    ]
 
 
 METHOD = [

@@ -9,7 +9,8 @@ cold-start rows measure); the garbage collector is left as Python sets it.
 Jobs: `assemble` (load, then `pipeline.run` with the budget), `stages` (the loader's
 steps one by one, and the stock parser on the same text), `report` (budget, explain
 or compress on top of a loaded fixture), `peer` (langchain, litellm or counting
-everything, on the same chat history).
+everything, on the same chat history), `replay` (every call of a history, and counting
+that history once).
 """
 
 from __future__ import annotations
@@ -175,6 +176,24 @@ def job_peer(p: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def job_replay(p: dict[str, Any]) -> dict[str, Any]:
+    """`ctxkit replay` of a history at the budget, and its floor: counting that history once."""
+    import peers
+
+    from ctxkit.assembly.pipeline import run
+    from ctxkit.loading.read import load_fixture
+    from ctxkit.replay.driver import replay
+
+    warm()
+    fixture = load_fixture(p["path"])
+    opts = options(p.get("budget"))
+    samples, done = timed(lambda: replay(fixture, opts), p["repeat"])
+    doc = json.loads(Path(p["path"]).read_text(encoding="utf-8"))
+    system = run(fixture).assembly.segments["system"][0].text
+    floor, _ = timed(peers.count_everything(peers.chat_messages(doc, system)), p["repeat"])
+    return {"total": samples, "floor": floor, "calls": len(done.calls)}
+
+
 def peak_rss_kib() -> int:
     """This process's peak resident set (VmHWM): unlike ru_maxrss it is not inherited
     from the process that started it."""
@@ -187,7 +206,7 @@ def peak_rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-JOBS = {"assemble": job_assemble, "stages": job_stages, "report": job_report, "peer": job_peer}
+JOBS = {"assemble": job_assemble, "stages": job_stages, "report": job_report, "peer": job_peer, "replay": job_replay}
 
 
 def main() -> None:
