@@ -25,6 +25,7 @@ from ctxkit.loading.domain import (
     ToolCall,
     TurnOverrides,
 )
+from ctxkit.output import plural
 
 Output = tuple[ToolCall, ...] | StoredMessage | InFlightMessage | None  # what the model produced next
 
@@ -196,7 +197,7 @@ class Planner:
                 role=Role.SUMMARY,
                 parent=user.id,
                 index=len(self.fixture.messages) + len(self.synthetic),
-                text=f"[summary of {len(decision.summarized)} messages]",
+                text=f"[summary of {plural(len(decision.summarized), 'message')}]",
                 tokens=self.compress_as,
                 summarizes_through=decision.summarizes_through,
             )

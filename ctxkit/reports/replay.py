@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from ctxkit.output import plural
 from ctxkit.replay.driver import CallRow, Replay
 
 
@@ -138,12 +139,14 @@ def table(data: dict[str, Any]) -> str:
     )
     t = data["totals"]
     causes = ", ".join(f"{c['cause']} {c['lost_tokens']:,} ({c['calls']})" for c in t["causes"])
+    window = plural(data["max_input_tokens"], "token", grouped=True)
     lines = [
-        f"{data['fixture']}: {data['provider']} {data['model']}, window {data['max_input_tokens']:,} tokens",
+        f"{data['fixture']}: {data['provider']} {data['model']}, window {window}",
         "",
         text,
         "",
-        f"calls {t['calls']}; prompt {t['prompt_tokens']:,} tokens; cached {t['cached_tokens']:,} "
+        f"calls {t['calls']}; prompt {plural(t['prompt_tokens'], 'token', grouped=True)}; "
+        f"cached {t['cached_tokens']:,} "
         f"({t['hit_rate']:.1%})"
         + (f"; written {t['cache_write_tokens']:,}" if anthropic else "")
         + f"; output {t['output_tokens']:,}",
