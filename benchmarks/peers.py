@@ -66,9 +66,9 @@ def _call(c: dict[str, Any]) -> dict[str, Any]:
 
 
 def encoding() -> Any:
-    from ctxkit.counting.tokens import _load_encoding
+    from ctxkit.counting.tokens import _load_encoding, _ranks
 
-    return _load_encoding("cl100k_base")
+    return _load_encoding("cl100k_base", _ranks("cl100k_base"))
 
 
 def count_everything(messages: list[Message]) -> Callable[[], int]:

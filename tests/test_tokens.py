@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import os
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxkit.counting import tokens
 from ctxkit.errors import InputError
@@ -150,14 +153,87 @@ def test_r_fix_3_unknown_tokenizer_is_input_error() -> None:
 # --- laziness (docs/rules.md#quality-targets) ---------------------------------------
 
 
-def test_s9_counters_are_cached_and_lazy(fresh: None) -> None:
-    """get_counter loads nothing; count("") loads nothing; one counter per name."""
+def test_s9_counters_are_cached_and_lazy(fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """get_counter loads nothing; count("") loads nothing; one counter per name;
+    tiktoken's encoding is built only once PLAIN_CHARS characters have been counted."""
+    monkeypatch.setattr(tokens, "PLAIN_CHARS", 15)
     counter = tokens.get_counter("cl100k_base")
     assert counter is tokens.get_counter("cl100k_base")
     assert counter.count("") == 0
-    assert counter._encoding is None  # type: ignore[attr-defined]
+    assert counter._plain is None and counter._encoding is None  # type: ignore[attr-defined]
     assert counter.count("hello world") == 2
+    assert counter._plain is not None and counter._encoding is None  # type: ignore[attr-defined]
+    assert counter.count("hello world") == 2  # 22 characters in all: past the limit
+    assert counter._encoding is not None
+    assert counter.count("hello world") == 2
+
+
+def test_s9_text_the_plain_counter_declines_goes_to_tiktoken(fresh: None) -> None:
+    """A character outside the verified blocks builds tiktoken's encoding for that text."""
+    counter = tokens.get_counter("o200k_base")
+    assert counter.count("hello") == 1 and counter._encoding is None  # type: ignore[attr-defined]
+    assert counter.count("\U00018d80:A") == len(_both("o200k_base")[0].encode_ordinary("\U00018d80:A"))
     assert counter._encoding is not None  # type: ignore[attr-defined]
+
+
+TEXTS = st.text(
+    st.characters(codec="utf-8") | st.sampled_from(list(" \n\t\r'0123456789sdmtlvre.,!?-_/:;()[]{}<|>éжλ中🙂\u0301")),
+    max_size=60,
+)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(TEXTS, min_size=1, max_size=8))
+def test_r_fix_3_plain_python_counts_equal_tiktoken(name: str, texts: list[str]) -> None:
+    """R-FIX-3: the plain-Python counter gives tiktoken's exact count or declines (None)."""
+    encoding, plain = _both(name)
+    for text in ["".join(texts), *texts]:
+        expected = len(encoding.encode_ordinary(text))
+        assert plain.count(text) in (expected, None), repr(text)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_r_fix_3_plain_python_tokens_equal_tiktoken_on_the_gallery(name: str) -> None:
+    """R-FIX-3: the same tokens as tiktoken on every text of the gallery fixtures and the README."""
+    from .conftest import GALLERY, ROOT
+
+    encoding, plain = _both(name)
+    texts = [ROOT.joinpath("README.md").read_text(encoding="utf-8"), "  \n\n  x  \n", "a  \n"]
+    texts += [path.read_text(encoding="utf-8") for path in GALLERY]
+    for text in [*texts, *(line for whole in texts for line in whole.splitlines(keepends=True))]:
+        assert plain.count(text) == len(encoding.encode_ordinary(text)), repr(text)
+        assert plain.token_bytes(text) == _token_bytes(encoding, text), repr(text)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_r_fix_3_plain_python_agrees_on_every_verified_character(name: str) -> None:
+    """R-FIX-3: on every code point of the blocks it counts, the `regex` module splits text
+    as tiktoken's Rust regex does (letters, numbers, marks, spaces, upper/lower case), so
+    the tokens agree; characters outside them are left to tiktoken."""
+    from ctxkit.counting.bpe import VERIFIED
+
+    encoding, plain = _both(name)
+    for lo, hi in VERIFIED:
+        for start in range(lo, hi + 1, 64):
+            chars = [chr(c) for c in range(start, min(start + 64, hi + 1))]
+            if any(0xD800 <= ord(c) <= 0xDFFF for c in chars):
+                continue
+            probe = "".join(f"a{c}b {c}1 A{c}{c}a\n{c} x" for c in chars)
+            assert plain.token_bytes(probe) == _token_bytes(encoding, probe), f"U+{start:04X}.."
+    assert plain.count("\U00018d80:A") is None and plain.count("\ud800") is None
+
+
+def _token_bytes(encoding: Any, text: str) -> list[bytes]:
+    return [encoding.decode_single_token_bytes(token) for token in encoding.encode_ordinary(text)]
+
+
+@functools.cache
+def _both(name: str) -> tuple[Any, Any]:
+    from ctxkit.counting.bpe import PlainBPE
+
+    ranks = tokens._ranks(name)
+    return tokens._load_encoding(name, ranks), PlainBPE(ranks, tokens._SPECS[name].pat_str)
 
 
 def test_s9_import_does_not_import_tiktoken() -> None:

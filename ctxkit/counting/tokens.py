@@ -2,9 +2,10 @@
 
 `approx` is exact arithmetic: 0 for "", else `max(1, len(text) // 4)` in code points.
 `cl100k_base` / `o200k_base` use tiktoken, fed offline with rank files whose sha256
-must equal tiktoken's published hash (docs/rules.md#quality-targets); special-token text counts as plain
-text. Nothing loads before the first `count()` of a non-empty text. Rank sources,
-first match wins:
+must equal tiktoken's published hash (docs/rules.md#quality-targets); special-token text
+counts as plain text. Nothing loads before the first `count()` of a non-empty text, and
+short work never builds tiktoken's encoding: it is counted exactly in plain Python
+(`bpe.py`). Rank sources, first match wins:
 
 1. `CTXKIT_ENCODING_DIR` (optional): a folder with `<name>.tiktoken` or
    `<name>.tiktoken.gz`; a file failing its sha256 check is refused (InputError).
@@ -35,6 +36,8 @@ from ctxkit.errors import InputError
 
 if TYPE_CHECKING:
     import tiktoken
+
+    from ctxkit.counting.bpe import PlainBPE
 
 
 class Counter(Protocol):
@@ -231,14 +234,14 @@ def _ranks(name: str) -> dict[bytes, int]:
     return ranks
 
 
-def _load_encoding(name: str) -> tiktoken.Encoding:
+def _load_encoding(name: str, ranks: dict[bytes, int]) -> tiktoken.Encoding:
     import tiktoken
 
     spec = _SPECS[name]
     return tiktoken.Encoding(
         name=name,
         pat_str=spec.pat_str,
-        mergeable_ranks=_ranks(name),
+        mergeable_ranks=ranks,
         special_tokens=dict(spec.special_tokens),
     )
 
@@ -250,16 +253,34 @@ class _Approx:
         return max(1, len(text) // 4) if text else 0
 
 
+# Characters counted in plain Python before building tiktoken's encoding: that costs
+# ~120 ms up front, and then saves ~0.1 µs per character (benchmarks/BENCHMARKS.md).
+PLAIN_CHARS = 1_000_000
+
+
 class _Tiktoken:
+    """Exact counts: in plain Python (`bpe.PlainBPE`) for the first PLAIN_CHARS characters
+    of a process, then with tiktoken's encoding, built from the same verified ranks."""
+
     def __init__(self, name: str) -> None:
         self.name = name
         self._encoding: tiktoken.Encoding | None = None
+        self._plain: PlainBPE | None = None
+        self._plain_left = PLAIN_CHARS
 
     def count(self, text: str) -> int:
         if not text:
             return 0
-        if self._encoding is None:
-            self._encoding = _load_encoding(self.name)
+        if self._encoding is not None:
+            return len(self._encoding.encode_ordinary(text))
+        if self._plain is None:
+            from ctxkit.counting.bpe import PlainBPE
+
+            self._plain = PlainBPE(_ranks(self.name), _SPECS[self.name].pat_str)
+        if self._plain_left >= len(text) and (n := self._plain.count(text)) is not None:
+            self._plain_left -= len(text)
+            return n
+        self._encoding = _load_encoding(self.name, self._plain.ranks)
         return len(self._encoding.encode_ordinary(text))
 
 
