@@ -34,7 +34,7 @@ bench: install
 	$(PIP) install -q -e '.[bench]'
 	$(PY) benchmarks/run.py
 
-# docs/report.png: a gallery report in headless Chromium (the system's `chromium` package)
+# docs/report.png and docs/report-replay.png: gallery reports in headless Chromium (the system's `chromium` package)
 screenshot: install
 	$(PY) scripts/screenshot.py
 

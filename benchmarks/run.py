@@ -138,14 +138,25 @@ class Bench:
     def html(self) -> None:
         """`ctxkit report` (R-HTML-3): a fresh process writing the page; its size against 5 MB."""
         print("html report", file=sys.stderr)
-        for name in ("history-20000",):
-            out = self.folder / f"{name}.report.html"
+        session = self.folder / "session-820.json"  # 820 messages: a replay of over 500 calls
+        if not session.exists():
+            session.write_text(json.dumps(generate.history(820, generate.SEED)), encoding="utf-8")
+        for name, path, extra in (
+            ("history-20000", self.path("history-20000"), []),
+            ("session-820 --replay", str(session), ["--replay"]),
+        ):
+            out = self.folder / "report.html"
             try:
-                samples = [run_process([CTXKIT, "report", self.path(name), "-o", str(out)]) for _ in range(self.n(3))]
+                samples = [run_process([CTXKIT, "report", path, "-o", str(out), *extra]) for _ in range(self.n(3))]
             except Failed as exc:
                 self.r["errors"].append(f"html {name}: {exc}")
                 continue
-            self.r[f"html {name}"] = {"total": samples, "bytes": out.stat().st_size}
+            page = out.read_text(encoding="utf-8")
+            self.r[f"html {name}"] = {
+                "total": samples,
+                "bytes": len(page.encode()),
+                "calls": page.count('class="call"'),
+            }
 
     def replay(self) -> None:
         """R-RPL-9: replay at the 8,000-token window against counting the history once.

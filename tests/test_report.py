@@ -286,3 +286,58 @@ def test_r_html_2_blocks_agree_with_explain(path):
         row = rows[m.key]
         assert (b.ident, b.kind, b.fate, b.rule, b.notes) == (row.id, row.kind, str(row.fate), row.rule, row.notes)
         assert b.parts[0] == view.Part(str(row.segment), row.tokens)
+
+
+REPLAY = FIXTURES / "replay" / "long_session.yaml"
+
+
+def test_r_html_2_replay_section_has_a_bar_and_a_row_per_call_and_marks_breaks():
+    page = page_of(REPLAY, "--replay")
+    data = json.loads(ctxkit("replay", str(REPLAY), "--format", "json").out)
+    p = parse(page)
+    bars = [a for t, a in p.tags if t == "g" and a.get("class") == "call"]
+    rows = [a for t, a in p.tags if t == "tr" and "data-call" in a]
+    assert len(bars) == len(rows) == len(data["calls"]) == data["totals"]["calls"]
+    marks = [a for t, a in p.tags if t == "path" and a.get("class") == "mark"][:-1]  # the last: the legend's
+    breaks = [c for c in data["calls"] if c["cause"] not in ("append", "first_call")]
+    assert len(marks) == len(breaks) > 0
+    for c in breaks:
+        assert f"· {c['cause']} ({c['rule']})" in page
+    assert len(p.scripts) == 2  # the data block and the script, both hashed (see the CSP test)
+    hashes = ["'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'" for s in p.scripts]
+    assert all(h in page[: page.index("</head>")] for h in hashes)
+    assert "with the predicted cache: $" in page and "without any cache: $" in page
+
+
+def test_r_html_2_replay_call_seat_maps_round_trip_through_the_data_block():
+    """Each call's blocks are stored as a delta on the previous call's; rebuilt, they are the call's."""
+    from ctxkit.replay.driver import replay
+    from ctxkit.reports.html import calls
+
+    collected = calls.Collector()
+    expected: list[list[str]] = []
+
+    def both(index, call, result):
+        collected(index, call, result)
+        expected.append([b.label for b in view.payload_blocks(result)])
+
+    done = replay(load_fixture(str(REPLAY)), on_call=both)
+    assert len(done.calls) == len(expected) > 20
+    labels = sorted(collected.labels, key=collected.labels.__getitem__)
+    blocks: list[list[int]] = []
+    for c, want in zip(collected.calls, expected, strict=True):
+        blocks = blocks[: c["k"]] + c["b"]
+        assert [labels[b[0]] for b in blocks] == want
+    assert sum(len(c["b"]) for c in collected.calls) < sum(len(e) for e in expected) / 2
+    block = json.loads(calls.build({"calls": [], "max_input_tokens": 1, "totals": {}}, calls.Collector()).data_block)
+    assert block["calls"] == []
+
+
+def test_r_html_1_replay_data_block_cannot_close_its_script(tmp_path):
+    from ctxkit.reports.html import calls
+
+    collected = calls.Collector()
+    collected.labels["</script><script>alert(1)</script> & <!--"] = 0
+    text = calls.build({"calls": [], "max_input_tokens": 1, "totals": {}}, collected).data_block
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text)["labels"] == ["</script><script>alert(1)</script> & <!--"]

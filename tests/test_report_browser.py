@@ -140,12 +140,17 @@ def test_r_html_4_every_block_is_reached_by_tab_and_its_label_shown(tmp_path, op
     assert page.inner_text("#tip") == "id 1 · user · history · 40 tokens · truncated · R-ASM-4"  # the last: beside
 
 
-def test_r_html_4_hostile_texts_run_nothing_and_show_as_text(tmp_path, open_report):
+@pytest.mark.parametrize("args", [(), ("--replay",)], ids=["page", "replay"])
+def test_r_html_4_hostile_texts_run_nothing_and_show_as_text(args, tmp_path, open_report):
     fixture = tmp_path / "hostile.yaml"
     fixture.write_text(HEAD + HOSTILE, encoding="utf-8")
-    opened = open_report(report(tmp_path, fixture))
+    opened = open_report(report(tmp_path, fixture, *args))
     page = opened.page
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    for bar in page.locator(".call").all():  # with --replay: draw every call's seat map
+        bar.click()
+        for el in page.locator("#call-map .blk").all():
+            el.focus()
     for el in page.locator(".blk[tabindex]").all():
         el.focus()
         el.dispatch_event("mouseover")
@@ -154,7 +159,7 @@ def test_r_html_4_hostile_texts_run_nothing_and_show_as_text(tmp_path, open_repo
     assert opened.dialogs == [] and opened.console_errors == [] and opened.requests == []
     injected = "a[href], [onerror], [onload], iframe, img:not([src^='data:image/'])"
     assert page.evaluate(f"document.querySelectorAll({json.dumps(injected)}).length") == 0
-    assert page.evaluate("document.scripts.length") == 1
+    assert page.evaluate("document.scripts.length") == 1 + len(args)  # with --replay, the data block
     body = page.inner_text("body")
     for text in (
         "<script>window.__ctxkit_pwned = 1</script> hostile",
@@ -194,15 +199,21 @@ def test_r_html_3_rule_failure_page_opens_clean(tmp_path, open_report):
     assert opened.console_errors == [] and opened.requests == []
 
 
-@pytest.fixture(scope="module")
-def large_report(tmp_path_factory) -> Path:
-    """The 20,000-message benchmark fixture (benchmarks/generate.py), as a report."""
+def _generator() -> Any:
+    """benchmarks/generate.py, the benchmark fixtures' generator."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("bench_generate", ROOT / "benchmarks" / "generate.py")
     assert spec is not None and spec.loader is not None
-    generate: Any = importlib.util.module_from_spec(spec)
+    generate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(generate)
+    return generate
+
+
+@pytest.fixture(scope="module")
+def large_report(tmp_path_factory) -> Path:
+    """The 20,000-message benchmark fixture (benchmarks/generate.py), as a report."""
+    generate = _generator()
     folder: Path = tmp_path_factory.mktemp("large")
     fixture = folder / "history-20000.json"
     fixture.write_text(json.dumps(generate.history(20_000, generate.SEED)), encoding="utf-8")
@@ -221,3 +232,52 @@ def test_r_html_3_large_fixture_report_is_small_and_opens_in_under_2_s(large_rep
     assert min(times) < 2000, times
     assert opened.console_errors == [] and opened.requests == []
     assert page.locator("svg.seatmap .window .blk").count() > 100
+
+
+def _calls(fixture: Path) -> list[int]:
+    """Payload messages of each replay call."""
+    from ctxkit.replay.driver import replay
+
+    counts: list[int] = []
+    replay(
+        load_fixture(str(fixture)), on_call=lambda i, call, result: counts.append(len(result.payload.prepared.messages))
+    )
+    return counts
+
+
+def test_r_html_4_replay_choosing_a_call_shows_its_seat_map(tmp_path, open_report):
+    fixture = FIXTURES / "replay" / "long_session.yaml"
+    counts = _calls(fixture)
+    opened = open_report(report(tmp_path, fixture, "--replay"))
+    page = opened.page
+    assert opened.console_errors == [] and opened.requests == []
+    assert page.locator("svg.calls .call").count() == len(counts)
+    assert page.locator("#call-map .blk").count() == counts[-1]  # the last call is chosen first
+    page.click("#call-22")
+    assert page.locator("#call-map .blk").count() == counts[22]
+    assert "call 22 (u8·1)" in page.inner_text("#call-chosen") and "truncation" in page.inner_text("#call-chosen")
+    assert page.get_attribute("#row-22", "class") == "sel"
+    page.focus("#call-3")
+    assert "call 3 (u2)" in page.inner_text("#tip")
+    page.keyboard.press("Enter")
+    assert page.locator("#call-map .blk").count() == counts[3]
+    page.click("#row-5 td >> nth=1")
+    assert page.locator("#call-map .blk").count() == counts[5]
+    page.focus("#call-map .blk >> nth=0")
+    assert page.inner_text("#tip").startswith("generated · system · system · ")
+
+
+def test_r_html_3_a_500_call_replay_report_is_small_and_opens_in_under_2_s(tmp_path, open_report):
+    generate = _generator()
+    fixture = tmp_path / "session.json"
+    fixture.write_text(json.dumps(generate.history(820, generate.SEED)), encoding="utf-8")
+    out = report(tmp_path, fixture, "--replay")
+    assert out.stat().st_size < 5_000_000
+    opened = open_report(out)
+    page = opened.page
+    assert page.locator("svg.calls .call").count() >= 500
+    times = [page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")]
+    page.reload(wait_until="load")
+    times.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
+    assert min(times) < 2000, times
+    assert opened.console_errors == [] and opened.requests == []

@@ -28,13 +28,14 @@ HEAD_BYTES = 4096  # the generator <meta> sits in the first lines of a report
     "-o", "--output", metavar="FILE", help="Where to write the page ('-' for stdout). Default: STEM.html here."
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing file that is not a ctxkit report.")
+@click.option("--replay", "with_replay", is_flag=True, help="Add every call of the conversation and its cache (R-RPL).")
 @assembly_options
-def report(fixture: str, output: str | None, force: bool, **kw: Any) -> None:
+def report(fixture: str, output: str | None, force: bool, with_replay: bool, **kw: Any) -> None:
     """Write one self-contained HTML page: seat map, budget, fates, payload."""
     target = _target(fixture, output)
     if target is not None:
         _check_target(target, force)
-    page, failure = _page(fixture, kw)
+    page, failure = _page(fixture, kw, with_replay=with_replay)
     if target is None:
         echo(page)
     else:
@@ -44,7 +45,7 @@ def report(fixture: str, output: str | None, force: bool, **kw: Any) -> None:
         raise failure
 
 
-def _page(fixture: str, kw: dict[str, Any]) -> tuple[str, RuleError | None]:
+def _page(fixture: str, kw: dict[str, Any], *, with_replay: bool) -> tuple[str, RuleError | None]:
     from ctxkit.assembly.pipeline import run
     from ctxkit.loading.config import resolve
     from ctxkit.reports.budget import over_window
@@ -62,9 +63,29 @@ def _page(fixture: str, kw: dict[str, Any]) -> tuple[str, RuleError | None]:
     extra = over_window(data)
     if extra:
         warnings.append(extra)
+    calls, failure = None, None
+    if with_replay:
+        try:
+            calls = _replay(loaded, options, warnings)
+        except RuleError as exc:
+            failure = exc
+            warnings.append(f"the replay failed by rule: {exc}")
     for w in warnings:
         warn(w)
-    return render(view.build(result, warnings=warnings, budget=data), version=__version__), None
+    page = render(view.build(result, warnings=warnings, budget=data), version=__version__, calls=calls)
+    return page, failure
+
+
+def _replay(loaded: Any, options: Any, warnings: list[str]) -> Any:
+    """Every call of the conversation (R-RPL), with each call's blocks for its seat map."""
+    from ctxkit.replay.driver import replay
+    from ctxkit.reports.html import calls
+    from ctxkit.reports.replay import report as replay_report
+
+    collected = calls.Collector()
+    done = replay(loaded, options, on_call=collected)
+    warnings.extend(w for w in done.warnings if w not in warnings)
+    return calls.build(replay_report(done), collected)
 
 
 def _target(fixture: str, output: str | None) -> Path | None:

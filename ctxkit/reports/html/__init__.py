@@ -14,10 +14,13 @@ import base64
 import hashlib
 from collections import Counter
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxkit.history.working import Segment
 from ctxkit.reports.html.view import View
+
+if TYPE_CHECKING:
+    from ctxkit.reports.html.calls import CallsView
 
 GENERATOR_PREFIX = '<meta name="generator" content="ctxkit '
 
@@ -37,16 +40,15 @@ PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("dropped", "out", _HATCH.format("M0 0L8 8M8 0L0 8")),
     ("summarized", "out", '<circle class="dot" cx="4" cy="4" r="1.6"/>'),
     ("capped", "out", _HATCH.format("M0 4H8")),
+    ("cached", "cached", ""),
+    ("written", "written", _HATCH.format("M-2 2L2-2M0 8L8 0M6 10L10 6")),
+    ("uncached", "uncached", '<circle class="dot" cx="4" cy="4" r="1.3"/>'),
 )
 LEFT_LEGEND = (
     ("truncated", "not sent: dropped (truncated, last-n cut)"),
     ("summarized", "not sent: summarized"),
     ("image_capped", "not sent: image capped"),
     ("other", "not sent: other fates"),
-)
-EXTRA_CSS = (
-    ".zone-free { fill: var(--free); stroke: var(--line) !important; stroke-dasharray: 3 2; }\n"
-    ".s-margin { fill: url(#p-margin); }\n"
 )
 
 
@@ -95,8 +97,8 @@ def environment() -> Any:
     return env
 
 
-def render(view: View, *, version: str) -> str:
-    """The page for one fixture: header, seat map, budget, explain, payload."""
+def render(view: View, *, version: str, calls: CallsView | None = None) -> str:
+    """The page for one fixture: header, seat map, budget, explain, payload; `calls`: the replay."""
     from markupsafe import Markup
 
     from ctxkit.reports.html import seatmap
@@ -120,13 +122,15 @@ def render(view: View, *, version: str) -> str:
         .render(
             v=view,
             version=version,
-            csp=csp([script]),
-            css=Markup(_asset("report.css") + EXTRA_CSS),
+            csp=Markup(csp([calls.data_block, script] if calls else [script])),  # our hashes: no markup
+            css=Markup(_asset("report.css")),
             script=Markup(script),
             pats=[(name, colour, Markup(marks)) for name, colour, marks in PATTERNS],
             segments=[str(s) for s in Segment],
             left_legend=[(name, text) for name, text in LEFT_LEGEND],
             smap=smap,
+            cv=calls,
+            cv_data=Markup(calls.data_block) if calls else "",
             zoom=zoom,
             fate_counts=[(f, counts[f]) for f in view.fates if counts[f]],
         )

@@ -51,4 +51,94 @@
   window.addEventListener("beforeprint", function () {
     doc.querySelectorAll("details").forEach(function (d) { d.open = true; });
   });
+
+  /* Replay: choosing a call draws its seat map from the data block, with the flow of the
+     window above (ctxkit/reports/html/seatmap.py): rows of equal height, blocks left to right. */
+  var data = doc.getElementById("calls-data");
+  var holder = doc.getElementById("call-map");
+  if (!data || !holder) { return; }
+  var replay = JSON.parse(data.textContent);
+  var geo = replay.geometry;
+  var NS = "http://www.w3.org/2000/svg";
+  var scale = geo.width * geo.rows / replay.window;
+
+  function flow(start, length, cls, parent) {
+    var pos = start, end = start + length;
+    while (end - pos > 1e-6) {
+      var row = Math.floor(pos / geo.width), x = pos - row * geo.width;
+      if (geo.width - x < 1e-6) { pos = (row + 1) * geo.width; continue; }
+      var w = Math.min(geo.width - x, end - pos);
+      var r = doc.createElementNS(NS, "rect");
+      r.setAttribute("class", cls);
+      r.setAttribute("x", x.toFixed(2));
+      r.setAttribute("y", row * (geo.row + geo.gap));
+      r.setAttribute("width", w.toFixed(2));
+      r.setAttribute("height", geo.row);
+      parent.appendChild(r);
+      pos += w;
+    }
+    return end;
+  }
+  function el(name, cls) {
+    var e = doc.createElementNS(NS, name);
+    if (cls) { e.setAttribute("class", cls); }
+    return e;
+  }
+  function blocksOf(i) {
+    var blocks = [];
+    for (var j = 0; j <= i; j++) {
+      blocks = blocks.slice(0, replay.calls[j].k).concat(replay.calls[j].b);
+    }
+    return blocks;
+  }
+  function choose(i) {
+    var c = replay.calls[i];
+    if (!c) { return; }
+    doc.querySelectorAll(".call.sel, tr.sel").forEach(function (n) { n.classList.remove("sel"); });
+    var bar = doc.getElementById("call-" + i), row = doc.getElementById("row-" + i);
+    if (bar) { bar.classList.add("sel"); }
+    if (row) { row.classList.add("sel"); }
+    var height = geo.rows * geo.row + (geo.rows - 1) * geo.gap;
+    var svg = el("svg", "seatmap");
+    svg.setAttribute("viewBox", "-2 -2 1004 " + (height + 4));
+    svg.setAttribute("role", "group");
+    svg.setAttribute("aria-label", "seat map of call " + i);
+    var win = el("g", "window");
+    svg.appendChild(win);
+    var pos = 0, used = 0;
+    blocksOf(i).forEach(function (b, n) {
+      var g = el("g", "blk");
+      g.setAttribute("tabindex", "0");
+      g.setAttribute("role", "img");
+      g.setAttribute("id", "c" + i + "-b" + n);
+      g.setAttribute("aria-label", replay.labels[b[0]]);
+      for (var k = 1; k < b.length; k += 2) {
+        pos = flow(pos, b[k + 1] * scale, "s-" + replay.segments[b[k]], g);
+        used += b[k + 1];
+      }
+      win.appendChild(g);
+    });
+    var free = el("g", "zone free"), margin = el("g", "zone margin");
+    pos = flow(pos, Math.max(c.a - used, 0) * scale, "", free);
+    flow(pos, Math.max(geo.width * geo.rows - pos, 0), "", margin);
+    win.appendChild(free);
+    win.appendChild(margin);
+    holder.replaceChildren(svg);
+    var note = doc.createElement("p");
+    note.className = "muted";
+    note.textContent = c.n;
+    holder.appendChild(note);
+    doc.getElementById("call-chosen").textContent = "The chosen call: " + c.t;
+  }
+  doc.querySelectorAll(".call").forEach(function (g) {
+    var i = Number(g.getAttribute("data-call"));
+    g.addEventListener("click", function () { choose(i); });
+    g.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); choose(i); }
+    });
+  });
+  doc.querySelectorAll("tr[data-call]").forEach(function (tr) {
+    tr.addEventListener("click", function () { choose(Number(tr.getAttribute("data-call"))); });
+  });
+  choose(replay.calls.length - 1);
 })();
