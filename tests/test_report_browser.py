@@ -281,3 +281,17 @@ def test_r_html_3_a_500_call_replay_report_is_small_and_opens_in_under_2_s(tmp_p
     times.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
     assert min(times) < 2000, times
     assert opened.console_errors == [] and opened.requests == []
+
+
+REPLAY_GALLERY = sorted((FIXTURES / "replay").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("fixture", REPLAY_GALLERY, ids=[p.stem for p in REPLAY_GALLERY])
+def test_r_html_4_every_replay_gallery_page_opens_clean(fixture, tmp_path, open_report):
+    counts = _calls(fixture)
+    opened = open_report(report(tmp_path, fixture, "--replay"))
+    page = opened.page
+    assert opened.console_errors == [] and opened.requests == []
+    assert page.locator("svg.calls .call").count() == page.locator("#calls-table tbody tr").count() == len(counts)
+    assert page.locator("#call-map .blk").count() == counts[-1]
+    assert page.locator("svg.seatmap .window .blk").first.is_visible()
