@@ -63,12 +63,21 @@ def available_tokens(max_input: int, margin: Decimal) -> int:
     return int((Decimal(max_input) * (1 - margin)).to_integral_value(rounding=ROUND_FLOOR))
 
 
-def assemble(eff: Effective) -> Assembly:
+@dataclass(slots=True)
+class Shared:
+    """Work shared by the calls of one replay (R-RPL-9): branch lookups and each stored
+    message's conversion. Without it `assemble` does everything afresh (same result)."""
+
+    paths: tree.Paths = field(default_factory=tree.Paths)
+    conversions: conv.Conversions = field(default_factory=conv.Conversions)
+
+
+def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
     fixture = eff.fixture
     meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
     record = Record()
-    branch = tree.select(fixture, eff.leaf)
-    converted = conv.convert(branch, fixture, eff.templates)
+    branch = tree.select(fixture, eff.leaf, paths=shared.paths if shared else None)
+    converted = conv.convert(branch, fixture, eff.templates, memo=shared.conversions if shared else None)
     if converted.last_user is None:
         raise RuleError(f"{fixture.source}: no user message on the branch: nothing to answer (R-ASM-3)")
     turn = sysp.turn_state(fixture)

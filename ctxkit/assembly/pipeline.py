@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxkit.assembly import collector
-from ctxkit.assembly.assemble import Assembly, assemble
+from ctxkit.assembly.assemble import Assembly, Shared, assemble
 from ctxkit.history.working import Row
 from ctxkit.loading import models
 from ctxkit.loading.config import Options, resolve
@@ -42,8 +42,9 @@ class Result:
             return explain_report.rows(self.assembly, self.payload)
 
 
-def run(fixture: Fixture, options: Options | None = None) -> Result:
+def run(fixture: Fixture, options: Options | None = None, *, shared: Shared | None = None) -> Result:
+    """`shared`: work reused across the calls of one replay (see `assemble.Shared`)."""
     with collector.paused():  # linear allocation, no cycles: see `collector`
         eff = resolve(fixture, options)
-        assembly = assemble(eff)
+        assembly = assemble(eff, shared=shared)
         return Result(assembly, translate(assembly))

@@ -30,20 +30,78 @@ class Converted:
     files_in_order: tuple[str, ...]  # every file id in order of first appearance
 
 
-def convert(branch: Branch, fixture: Fixture, templates: Templates) -> Converted:
-    files = {f.id: f for f in fixture.files}
+class Conversions:
+    """Each stored message's working messages, converted once for all the calls of a replay (R-RPL-9).
+
+    A message's conversion depends on the message, the fixture's files and placeholder setting
+    and the templates, never on the branch around it, so it is reused while those stay the same
+    (checked once per `convert`; any change starts afresh). The history built for the previous
+    call is kept too: when this call's branch extends it (the common case: the next question of
+    the same conversation), only the messages after it are added.
+    """
+
+    def __init__(self) -> None:
+        self._basis: tuple[object, ...] | None = None
+        self._done: dict[str, tuple[StoredMessage, tuple[Working, ...]]] = {}
+        self._live: tuple[StoredMessage, ...] = ()  # the messages `_history` was built from
+        self._history: list[Working] = []
+
+    def start(self, fixture: Fixture, templates: Templates) -> dict[str, FileRecord]:
+        files = {f.id: f for f in fixture.files}
+        basis = (fixture.files, fixture.settings.tool_result_placeholder_tokens, dict(templates.texts))
+        if basis != self._basis:
+            self._basis, self._done, self._live, self._history = basis, {}, (), []
+        return files
+
+    def of(
+        self, m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, templates: Templates
+    ) -> tuple[Working, ...]:
+        found = self._done.get(m.id)
+        if found is not None and found[0] is m:
+            return found[1]
+        produced = tuple(_message(m, files, fixture, templates))
+        self._done[m.id] = (m, produced)
+        return produced
+
+    def history(
+        self, before: tuple[StoredMessage, ...], files: dict[str, FileRecord], fixture: Fixture, templates: Templates
+    ) -> list[Working]:
+        """The working messages of `before` (whole messages, in order), reusing the last call's."""
+        done = self._live
+        n = len(done)
+        if n and n <= len(before) and before[0] is done[0] and before[n - 1] is done[n - 1]:
+            history = list(self._history)  # same root and same end: a tree path, so the same prefix
+        else:
+            n, history = 0, []
+        for m in before[n:]:
+            history.extend(self.of(m, files, fixture, templates))
+        self._live, self._history = before, history
+        return list(history)
+
+
+def convert(branch: Branch, fixture: Fixture, templates: Templates, *, memo: Conversions | None = None) -> Converted:
     history: list[Working] = []
     if branch.summary is not None:
         s = branch.summary
         history.append(Working(message_key(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin="summary"))
     last_user = None
-    for message in branch.live:
-        produced = list(_message(message, files, fixture, templates))
-        if message is branch.last_user:
-            *pinned, last_user = produced
+    if memo is not None:
+        files = memo.start(fixture, templates)
+        live = branch.live
+        ends_at_user = bool(live) and live[-1] is branch.last_user
+        history.extend(memo.history(live[:-1] if ends_at_user else live, files, fixture, templates))
+        if ends_at_user:
+            *pinned, last_user = memo.of(live[-1], files, fixture, templates)
             history.extend(pinned)
-        else:
-            history.extend(produced)
+    else:
+        files = {f.id: f for f in fixture.files}
+        for message in branch.live:
+            produced = list(_message(message, files, fixture, templates))
+            if message is branch.last_user:
+                *pinned, last_user = produced
+                history.extend(pinned)
+            else:
+                history.extend(produced)
     in_turn = tuple(_in_flight(m) for m in fixture.in_flight)
     summarized_files = tuple(fid for m in branch.summarized for fid in m.files if files[fid].kind is not FileKind.IMAGE)
     seen: dict[str, None] = {}

@@ -57,18 +57,71 @@ def path_to(fixture: Fixture, leaf: str | None) -> tuple[StoredMessage, ...]:
     return tuple(path)
 
 
-def select(fixture: Fixture, leaf: str | None) -> Branch:
-    path = path_to(fixture, leaf if leaf is not None else default_leaf(fixture))
-    on_branch = {m.id: i for i, m in enumerate(path)}
+Path = tuple[StoredMessage, ...]
+
+
+class Paths:
+    """Branch lookups shared by the calls of one replay (R-RPL-9): one id index and summary list
+    per message tuple, and the last path with its positions, which the next call's path usually
+    extends (walking up from the new leaf stops where it meets it)."""
+
+    def __init__(self) -> None:
+        self._messages: tuple[StoredMessage, ...] | None = None
+        self._by_id: dict[str, StoredMessage] = {}
+        self._summaries: list[StoredMessage] = []
+        self._path: list[StoredMessage] = []
+        self._position: dict[str, int] = {}
+
+    def _index(self, fixture: Fixture) -> None:
+        if fixture.messages is self._messages:
+            return
+        self._by_id = by_id = {m.id: m for m in fixture.messages}
+        if not all(by_id.get(m.id) is m for m in self._path):  # replay only hides or adds summaries
+            self._path, self._position = [], {}
+        self._messages = fixture.messages
+        self._summaries = [m for m in fixture.messages if m.role is Role.SUMMARY]
+
+    def select(self, fixture: Fixture, leaf: str | None) -> tuple[Path, dict[str, int], list[StoredMessage]]:
+        """The path to `leaf`, each id's position on it, and the fixture's summary nodes."""
+        self._index(fixture)
+        if leaf is None:
+            return (), {}, self._summaries
+        by_id, path, position = self._by_id, self._path, self._position
+        climbed: list[StoredMessage] = []
+        node: StoredMessage | None = by_id[leaf]
+        while node is not None:
+            at = position.get(node.id)
+            if at is not None and path[at] is node:
+                break
+            climbed.append(node)
+            node = by_id[node.parent] if node.parent is not None else None
+        keep = position[node.id] + 1 if node is not None else 0
+        for m in path[keep:]:
+            del position[m.id]
+        del path[keep:]
+        for m in reversed(climbed):
+            position[m.id] = len(path)
+            path.append(m)
+        return tuple(path), position, self._summaries
+
+
+def select(fixture: Fixture, leaf: str | None, *, paths: Paths | None = None) -> Branch:
+    leaf = leaf if leaf is not None else default_leaf(fixture)
+    if paths is not None:
+        path, on_branch, candidates = paths.select(fixture, leaf)
+    else:
+        path = path_to(fixture, leaf)
+        on_branch = {m.id: i for i, m in enumerate(path)}
+        candidates = [m for m in fixture.messages if m.role is Role.SUMMARY]
     summary = None
-    for m in fixture.messages:
-        if m.role is Role.SUMMARY and m.parent in on_branch:
+    for m in candidates:
+        if m.parent in on_branch:
             summary = m  # the latest in file order applies
     cut = 0
     if summary is not None and summary.summarizes_through in on_branch:
         cut = on_branch[summary.summarizes_through] + 1
     summarized, rest = path[:cut], path[cut:]
-    last = max((i for i, m in enumerate(rest) if m.role is Role.USER), default=None)
+    last = next((i for i in range(len(rest) - 1, -1, -1) if rest[i].role is Role.USER), None)
     if last is None:
         return Branch(path, summary, summarized, rest, (), None)
     return Branch(path, summary, summarized, rest[: last + 1], rest[last + 1 :], rest[last])

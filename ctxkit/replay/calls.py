@@ -8,7 +8,7 @@ added a simulated summary). Also the warnings about times that go backwards.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -67,6 +67,7 @@ class Planner:
         leaf = eff.leaf if eff.leaf is not None else tree.default_leaf(fixture)
         self.path = tree.path_to(fixture, leaf)
         self.position = {m.id: i for i, m in enumerate(self.path)}
+        self.paths = tree.Paths()  # each call's branch extends the previous one's (R-RPL-9)
         self.children: dict[str | None, list[StoredMessage]] = {}
         for m in fixture.messages:
             if m.role is not Role.SUMMARY:
@@ -158,9 +159,8 @@ class Planner:
         if user.id in self.hanging:  # a summary written after this turn does not apply yet
             messages = tuple(m for m in messages if not (m.role is Role.SUMMARY and m.parent == user.id))
         fixture = replace(self.fixture, messages=messages, leaf=user.id, in_flight=loop, turn=TurnOverrides())
-        branch = tree.select(fixture, user.id)
-        sent = [m.at for m in branch.live if m.at is not None] + [m.at for m in loop if m.at is not None]
-        clock = sent[-1] if sent else self.now
+        branch = tree.select(fixture, user.id, paths=self.paths)
+        clock = _last_at(loop) or _last_at(branch.live) or self.now  # R-RPL-3: the last dated message sent
         fixture = replace(fixture, now=clock)
         options = replace(self.options, leaf=None, now=None)
         return Call(user, step, on_branch, False, fixture, options, clock, output, branch.summary)
@@ -240,6 +240,10 @@ class Planner:
                     f"{self.fixture.source}: {after} is dated {t1.isoformat()}, before {before} "
                     f"({t0.isoformat()}): times go backwards along the branch (R-RPL-3)"
                 )
+
+
+def _last_at(messages: Sequence[StoredMessage | InFlightMessage]) -> datetime | None:
+    return next((m.at for m in reversed(messages) if m.at is not None), None)
 
 
 def _turns(answer: StoredMessage | None) -> int:

@@ -13,6 +13,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from ctxkit.assembly.assemble import Shared
 from ctxkit.assembly.pipeline import run
 from ctxkit.counting.measure import shared_counts
 from ctxkit.errors import RuleError
@@ -88,9 +89,10 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     warnings: list[str] = planner.warnings()
     views: dict[int, breaks.View] = {}
     rows: list[CallRow] = []
+    shared = Shared()  # each stored message converted once for all calls (R-RPL-9)
     for index, call in enumerate(planner.calls()):
         try:
-            result = run(call.fixture, call.options)
+            result = run(call.fixture, call.options, shared=shared)
         except RuleError as exc:
             raise RuleError(f"call {index} ({call.label}): {exc}") from None
         for w in result.warnings:  # R-ASM-9's over-the-window warning is about this call: say which

@@ -1,0 +1,57 @@
+"""R-RPL-9: replay shares work between calls, and sharing never changes a call.
+
+Every call assembled with the replay's shared work (`assemble.Shared`: branch lookups and
+each stored message's conversion) must equal the same call assembled afresh, and each
+stored message is converted once per replay, however many calls send it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ctxkit.assembly.pipeline import run
+from ctxkit.errors import CtxkitError
+from ctxkit.history import convert
+from ctxkit.loading.config import Options
+from ctxkit.loading.read import load_fixture
+from ctxkit.replay.driver import replay
+
+from .conftest import FIXTURES, GALLERY
+
+REPLAY_GALLERY = sorted((FIXTURES / "replay").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", GALLERY + REPLAY_GALLERY, ids=lambda p: p.name)
+@pytest.mark.parametrize("compress_as", [None, 50])
+def test_r_rpl_9_shared_work_gives_the_same_call_as_assembling_afresh(path: Any, compress_as: int | None) -> None:
+    fixture = load_fixture(str(path))
+    seen: list[int] = []
+
+    def check(index: int, call: Any, result: Any) -> None:
+        fresh = run(call.fixture, call.options)
+        assert result.payload.body == fresh.payload.body, (path.name, index)
+        assert result.assembly.fates == fresh.assembly.fates, (path.name, index)
+        assert result.assembly.dropped == fresh.assembly.dropped, (path.name, index)
+        seen.append(index)
+
+    try:
+        replay(fixture, Options(max_input_tokens=2_000), compress_as=compress_as, on_call=check)
+    except CtxkitError:
+        return  # fixtures that fail by rule (R-ASM-2/3) have no calls to compare
+    assert seen
+
+
+def test_r_rpl_9_each_stored_message_is_converted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    converted: list[str] = []
+    original = convert._message
+
+    def counting(m: Any, *args: Any) -> Any:
+        converted.append(m.id)
+        return original(m, *args)
+
+    monkeypatch.setattr(convert, "_message", counting)
+    done = replay(load_fixture(str(FIXTURES / "replay" / "branch.yaml")))
+    assert len(done.calls) == 3
+    assert sorted(converted) == sorted(set(converted))
