@@ -142,9 +142,12 @@ def job_report(p: dict[str, Any]) -> dict[str, Any]:
         samples, result = timed(lambda: plan(resolve(fixture, opts)), p["repeat"])
         return {"total": samples, "note": f"should_compress={result.should_compress}"}
 
+    from ctxkit.reports.budget import report as budget_report
+    from ctxkit.reports.explain import rows as explain_rows
+
     def once() -> Any:
         result = run(fixture, opts)
-        report = result.budget() if what == "budget" else result.explain()
+        report = budget_report(result) if what == "budget" else explain_rows(result)
         return result, report
 
     samples, (result, _) = timed(once, p["repeat"])

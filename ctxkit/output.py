@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 from collections.abc import Set
+from decimal import Decimal
 from typing import IO, Any
 
 
@@ -23,6 +24,11 @@ def plural(count: int, noun: str, *, grouped: bool = False) -> str:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def json_number(value: Decimal) -> int | float:
+    """A decimal as a JSON number: an int when whole, else the nearest float (`0.05`, not `"0.05"`)."""
+    return int(value) if value == value.to_integral_value() else float(value)
 
 
 def dumps_yaml(value: Any) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from ctxkit.assembly.pipeline import Result, run
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.reports.explain import rows as explain_rows
 
 HEAD = """\
 ctxkit: 1
@@ -46,7 +47,7 @@ def readable(key: str) -> str:
 
 def fates(result: Result) -> dict[str, tuple[str, str]]:
     """Explain rows by readable key (or id) → (fate, rule)."""
-    return {readable(r.key) if r.key else str(r.id): (str(r.fate), r.rule) for r in result.explain()}
+    return {readable(r.key) if r.key else str(r.id): (str(r.fate), r.rule) for r in explain_rows(result)}
 
 
 def keys(result: Result) -> list[str]:

@@ -23,6 +23,7 @@ from ctxkit.assembly.pipeline import run
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.reports.explain import rows as explain_rows
 
 from .conftest import GALLERY, ROOT
 
@@ -69,7 +70,7 @@ def reported() -> dict[str, set[str]]:
     for path in GALLERY:
         try:
             result = run(load_fixture(str(path)), Options())
-            texts = [row.rule for row in result.explain()] + result.warnings
+            texts = [row.rule for row in explain_rows(result)] + result.warnings
         except RuleError as exc:
             texts = [str(exc)]
         for rule in ID.findall("\n".join(texts)):

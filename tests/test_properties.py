@@ -37,6 +37,7 @@ from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.reports.budget import report as budget_report
 
 from .helpers import readable
 
@@ -336,7 +337,7 @@ def _steer(doc: dict[str, Any]) -> str | None:
     margin = Decimal(str(doc["settings"]["safety_margin"]))
     wide = _run(doc)
     fixed = wide.assembly.available - wide.assembly.history_budget
-    tail = sum(s["tokens"] for s in wide.budget()["segments"] if s["name"] in ("last_user", "in_turn"))
+    tail = sum(s["tokens"] for s in budget_report(wide)["segments"] if s["name"] in ("last_user", "in_turn"))
     room = steer.get("room")
     if "cut" in steer:
         costs = Costs(doc)
@@ -372,7 +373,7 @@ def _check(doc: dict[str, Any]) -> list[str]:
     # the budget, added up from the fixture, never exceeds the available tokens
     total = sum(costs.of(readable(w.key), w.text) for w in a.messages) + costs.project_images(r)
     assert total <= _available(doc)
-    assert r.budget()["used_tokens"] == total
+    assert budget_report(r)["used_tokens"] == total
 
     # the kept older history is a contiguous suffix of the (last-n cut) older history
     fates = {readable(k): f for k, f in a.fates.items()}

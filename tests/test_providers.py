@@ -14,6 +14,7 @@ from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.read import load_fixture
+from ctxkit.reports.explain import rows as explain_rows
 
 from .conftest import GALLERY
 from .helpers import assemble
@@ -264,7 +265,7 @@ messages:
     results = [b["tool_use_id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_result"]
     assert uses == ["call_1_2", "call_1"] == results
     assert any("'call.1' → 'call_1_2'" in w for w in r.payload.prepared.warnings)
-    assert any(row.rule == "R-TR-3" and str(row.fate) == "fixup" for row in r.explain())
+    assert any(row.rule == "R-TR-3" and str(row.fate) == "fixup" for row in explain_rows(r))
 
 
 def test_r_tr_3_repeated_call_ids_become_unique_and_results_follow(tmp_path):
@@ -407,7 +408,7 @@ def test_r_tr_4_leading_function_contents_left_out_with_warning(tmp_path):
     assert "tools" not in body
     warning = "gemini: 1 function call(s) and 1 function response(s) before the first user"
     assert any(w.startswith(warning) for w in r.payload.prepared.warnings)
-    assert any(row.rule == "R-TR-4" for row in r.explain())
+    assert any(row.rule == "R-TR-4" for row in explain_rows(r))
 
 
 def test_r_tr_4_other_providers_keep_the_leading_calls(tmp_path):
@@ -520,7 +521,7 @@ def test_r_tr_6_azure_cap_50_when_azure_image_cap_is_on(tmp_path):
     assert r.payload.prepared.messages[-1].key == "image_drop_notice"
     assert r.payload.prepared.messages[-2].key == "reminder"
     assert "1 earlier image(s)" in body["messages"][-1]["content"]
-    capped = [row for row in r.explain() if str(row.fate) == "image_capped"]
+    capped = [row for row in explain_rows(r) if str(row.fate) == "image_capped"]
     assert [(row.id, row.rule) for row in capped] == [("i0", "R-TR-6")]
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ctxkit.loading.read import load_fixture
+from ctxkit.reports.explain import rows as explain_rows
 from ctxkit.reports.html import render, seatmap, view
 
 from .conftest import FIXTURES, GALLERY, ctxkit
@@ -281,7 +282,7 @@ def test_r_html_2_blocks_agree_with_explain(path):
         result = run(load_fixture(str(path)))
     except RuleError:
         pytest.skip("fails by rule")
-    rows = {r.key: r for r in result.explain() if r.key}
+    rows = {r.key: r for r in explain_rows(result) if r.key}
     for m, b in zip(result.payload.prepared.messages, view.payload_blocks(result), strict=True):
         row = rows[m.key]
         assert (b.ident, b.kind, b.fate, b.rule, b.notes) == (row.id, row.kind, str(row.fate), row.rule, row.notes)

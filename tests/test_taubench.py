@@ -17,6 +17,7 @@ from ctxkit.assembly.pipeline import run
 from ctxkit.loading.config import Options
 from ctxkit.loading.importer import build
 from ctxkit.loading.read import load_fixture
+from ctxkit.reports.budget import report as budget_report
 
 from . import provider_schemas, server_rules
 from .conftest import ROOT
@@ -61,7 +62,7 @@ def test_corpus_imports_all_200(fixtures):
 
 def tight_window(path: Path) -> int:
     """A window that fits the fixed parts and this turn but only half the older history."""
-    b = run(load_fixture(str(path))).budget()
+    b = budget_report(run(load_fixture(str(path))))
     need = b["used_tokens"] - b["history"]["kept_tokens"] // 2
     return int(need / 0.95) + 1
 
@@ -77,7 +78,7 @@ def test_corpus_assembles_and_validates(fixtures, provider, tight):
         body = result.payload.body
         problems = provider_schemas.validate(provider, body) + server_rules.check(provider, body)
         assert not problems, f"{path.name} ({provider}): {problems[:5]}"
-        b = result.budget()
+        b = budget_report(result)
         assert b["used_tokens"] <= b["available_tokens"]
         truncated += b["history"]["dropped_messages"] > 0
     if tight:

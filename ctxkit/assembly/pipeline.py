@@ -1,45 +1,74 @@
-"""The pure core driver: a loaded fixture and options → assembly, payload, reports.
+"""The pure core driver: a loaded fixture and options → assembly, payload, wire tokens.
 
 Input: `domain.Fixture`, `config.Options`. Output: `Result`. No printing, no
 exits, no click: callable from tests, the pytest plugin and other programs.
+Reports take a `Result` (`reports.budget.report`, `reports.explain.rows`); the
+pipeline never imports them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from ctxkit.assembly import collector
 from ctxkit.assembly.assemble import Assembly, Shared, assemble
-from ctxkit.history.working import Row
+from ctxkit.history.working import Image
 from ctxkit.loading import models
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Fixture
-from ctxkit.translate import Payload, translate
+from ctxkit.translate import Payload, items, translate
 
 
 @dataclass(frozen=True, slots=True)
 class Result:
     assembly: Assembly
     payload: Payload
+    _wire: list[int] = field(default_factory=list, compare=False, repr=False)  # counted once, on first use
+
+    @property
+    def max_input_tokens(self) -> int:
+        return self.assembly.eff.max_input_tokens
+
+    def wire_tokens(self) -> int:
+        """The request as sent, re-counted (R-RPL-4): what `budget` reports as `wire_tokens`."""
+        if not self._wire:
+            with collector.paused():
+                self._wire.append(items.wire_tokens(self.payload, meter=self.assembly.meter))
+        return self._wire[0]
+
+    def over_window_tokens(self) -> int:
+        """R-ASM-9: how far the request as sent exceeds the window; 0 when it fits.
+
+        A token is at least one byte of text, so when even the UTF-8 size of the
+        texts fits, the request fits: small requests are never tokenized for this
+        (a fixture with stored counts does not load its tokenizer).
+        """
+        if items.wire_tokens(self.payload, meter=_ByteBound(self.assembly)) <= self.max_input_tokens:
+            return 0
+        return items.over_window_tokens(self.wire_tokens(), self.max_input_tokens)
 
     @property
     def warnings(self) -> list[str]:
         eff = self.assembly.eff
         mismatch = models.provider_mismatch(str(eff.provider), eff.model)
-        return [*([mismatch] if mismatch else []), *self.assembly.record.warnings, *self.payload.prepared.warnings]
+        found = [*([mismatch] if mismatch else []), *self.assembly.record.warnings, *self.payload.prepared.warnings]
+        over = self.over_window_tokens()
+        if over:
+            found.append(items.over_window_warning(self.wire_tokens(), self.max_input_tokens) or "")
+        return found
 
-    def budget(self) -> dict[str, Any]:
-        from ctxkit.reports import budget as budget_report
 
-        with collector.paused():
-            return budget_report.report(self.assembly, self.payload)
+class _ByteBound:
+    """An upper bound of every tokenizer's count: a text's UTF-8 size; images at their cost."""
 
-    def explain(self) -> list[Row]:
-        from ctxkit.reports import explain as explain_report
+    def __init__(self, assembly: Assembly) -> None:
+        self._meter = assembly.meter
 
-        with collector.paused():
-            return explain_report.rows(self.assembly, self.payload)
+    def text(self, text: str) -> int:
+        return len(text.encode("utf-8", "surrogatepass"))
+
+    def image(self, image: Image) -> int:
+        return self._meter.image(image)
 
 
 def run(fixture: Fixture, options: Options | None = None, *, shared: Shared | None = None) -> Result:

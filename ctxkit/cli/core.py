@@ -18,7 +18,6 @@ from ctxkit.cli.options import (
     load,
     load_options,
     run_pipeline,
-    warn,
 )
 from ctxkit.errors import ExitStatus, InputError, RuleError
 
@@ -75,7 +74,8 @@ def templates(fmt: str) -> None:
 @assembly_options
 @format_option("json", "yaml", "text")
 @click.option("--raw", is_flag=True, help="Print image bytes in full.")
-def assemble(fixture: str, fmt: str, raw: bool, **kw: Any) -> None:
+@click.option("--check", is_flag=True, help="Exit 1 when the request as sent exceeds the window (R-ASM-9).")
+def assemble(fixture: str, fmt: str, raw: bool, check: bool, **kw: Any) -> None:
     """Print the provider request body the fixture assembles to."""
     from ctxkit.output import dumps, dumps_yaml, shorten_images
 
@@ -84,11 +84,13 @@ def assemble(fixture: str, fmt: str, raw: bool, **kw: Any) -> None:
         from ctxkit.reports.transcript import render
 
         echo(render(result, raw=raw))
-        return
-    body = result.payload.body
-    if not raw:
-        body = shorten_images(body, result.payload.prepared.image_b64)
-    echo(dumps(body) if fmt == "json" else dumps_yaml(body))
+    else:
+        body = result.payload.body
+        if not raw:
+            body = shorten_images(body, result.payload.prepared.image_b64)
+        echo(dumps(body) if fmt == "json" else dumps_yaml(body))
+    if check and result.over_window_tokens():
+        raise SystemExit(ExitStatus.FAILED)
 
 
 @cli.command()
@@ -98,13 +100,9 @@ def assemble(fixture: str, fmt: str, raw: bool, **kw: Any) -> None:
 def budget(fixture: str, fmt: str, **kw: Any) -> None:
     """Show where the window's tokens went, segment by segment."""
     from ctxkit.output import dumps
-    from ctxkit.reports.budget import over_window, table
+    from ctxkit.reports.budget import report, table
 
-    result = run_pipeline(fixture, kw)
-    data = result.budget()
-    extra = over_window(data)
-    if extra:
-        warn(extra)
+    data = report(run_pipeline(fixture, kw))
     echo(dumps(data) if fmt == "json" else table(data))
 
 
@@ -115,9 +113,10 @@ def budget(fixture: str, fmt: str, **kw: Any) -> None:
 def explain(fixture: str, fmt: str, **kw: Any) -> None:
     """One row per message and file: its fate and the rule behind it."""
     from ctxkit.output import dumps
+    from ctxkit.reports.explain import rows as explain_rows
 
     try:
-        rows = run_pipeline(fixture, kw).explain()
+        rows = explain_rows(run_pipeline(fixture, kw))
     except RuleError:
         _explain_unassembled(fixture, fmt, kw)
         raise

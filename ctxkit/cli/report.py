@@ -48,7 +48,7 @@ def report(fixture: str, output: str | None, force: bool, with_replay: bool, **k
 def _page(fixture: str, kw: dict[str, Any], *, with_replay: bool) -> tuple[str, RuleError | None]:
     from ctxkit.assembly.pipeline import run
     from ctxkit.loading.config import resolve
-    from ctxkit.reports.budget import over_window
+    from ctxkit.reports.budget import report as budget_report
     from ctxkit.reports.html import render, view
 
     loaded = load(fixture, kw)
@@ -58,11 +58,8 @@ def _page(fixture: str, kw: dict[str, Any], *, with_replay: bool) -> tuple[str, 
     except RuleError as exc:
         eff = resolve(loaded, options)
         return render(view.failed(eff, str(exc), warnings=[]), version=__version__), exc
-    warnings = list(result.warnings)
-    data = result.budget()
-    extra = over_window(data)
-    if extra:
-        warnings.append(extra)
+    warnings = list(result.warnings)  # R-ASM-9's warning included
+    data = budget_report(result)
     calls, failure = None, None
     if with_replay:
         try:

@@ -1,18 +1,23 @@
 """`budget`: where every token of the window went (docs/rules.md#report-keys).
 
-Input: an `Assembly` and its `Payload`. Output: the JSON report, and a table
-with a one-line bar picture. Dropped history is counted here, on request.
+Input: a pipeline `Result`. Output: the JSON report, and a table with a
+one-line bar picture. Dropped history is counted here, on request. Numbers are
+JSON numbers (a decimal setting too), `wire_tokens` is the pipeline's re-count
+of the request as sent (R-RPL-4) and `over_window_tokens` what of it exceeds
+the window (R-ASM-9).
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxkit.assembly.assemble import Assembly
+from ctxkit.assembly import collector
 from ctxkit.history.working import Segment
-from ctxkit.output import plural
-from ctxkit.translate import Payload
+from ctxkit.output import json_number, plural
+from ctxkit.translate.items import over_window_tokens, tool_definitions_tokens
+
+if TYPE_CHECKING:
+    from ctxkit.assembly.pipeline import Result
 
 SEGMENTS = [str(s) for s in Segment]
 BAR_CHARS = {
@@ -28,34 +33,13 @@ BAR_CHARS = {
 BAR_WIDTH = 60
 
 
-def wire_tokens(a: Assembly, payload: Payload) -> int:
-    """The payload as sent, re-counted: its JSON with image bytes stripped, plus images."""
-    stripped = _strip(payload.body, payload.prepared.image_b64)
-    images = sum(a.meter.image(p.image) for m in payload.prepared.messages for p in m.parts if p.image is not None)
-    compact = json.dumps(stripped, ensure_ascii=False, separators=(",", ":"))
-    return a.meter.text(compact) + images
+def report(result: Result) -> dict[str, Any]:
+    with collector.paused():
+        return _report(result)
 
 
-def _strip(value: Any, images: set[str]) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip(v, images) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_strip(v, images) for v in value]
-    if isinstance(value, str) and images:
-        if value in images:
-            return ""
-        head, sep, data = value.partition(";base64,")
-        if sep and data in images:
-            return head + sep
-    return value
-
-
-def tool_definition_tokens(a: Assembly, payload: Payload) -> int:
-    tools = payload.body.get("tools")
-    return a.meter.text(json.dumps(tools, ensure_ascii=False, separators=(",", ":"))) if tools else 0
-
-
-def report(a: Assembly, payload: Payload) -> dict[str, Any]:
+def _report(result: Result) -> dict[str, Any]:
+    a, payload = result.assembly, result.payload
     segments: list[dict[str, Any]] = []
     for name in SEGMENTS:
         count = len(a.segments.get(name, ()))
@@ -65,11 +49,10 @@ def report(a: Assembly, payload: Payload) -> dict[str, Any]:
     kept_keys = {w.key for w in kept}
     dropped = [w for w in a.converted.history if w.key not in kept_keys]
     margin_tokens = a.eff.max_input_tokens - a.available
-    tool_tokens = tool_definition_tokens(a, payload)
-    wire = wire_tokens(a, payload)
+    tool_tokens = tool_definitions_tokens(payload.body, a.meter.text)
     return {
         "max_input_tokens": a.eff.max_input_tokens,
-        "safety_margin": str(a.eff.settings.safety_margin),
+        "safety_margin": json_number(a.eff.settings.safety_margin),
         "safety_margin_tokens": margin_tokens,
         "available_tokens": a.available,
         "reserved_tokens": a.reserved,
@@ -89,25 +72,21 @@ def report(a: Assembly, payload: Payload) -> dict[str, Any]:
             "messages": payload.prepared.cache_prefix_messages,
             "tokens": payload.prepared.cache_prefix_tokens,
         },
-        "wire_tokens": wire,
+        "wire_tokens": result.wire_tokens(),
+        "over_window_tokens": over_window_tokens(result.wire_tokens(), a.eff.max_input_tokens),
         "provider": payload.provider,
         "model": a.eff.model,
         "tokenizer": a.eff.tokenizer,
     }
 
 
-def over_window(data: dict[str, Any]) -> str | None:
-    """R-ASM-9: the warning when the payload as sent does not fit the window."""
-    if data["wire_tokens"] <= data["max_input_tokens"]:
-        return None
-    return (
-        f"the payload as sent counts {plural(data['wire_tokens'], 'token')}, "
-        f"more than the window of {data['max_input_tokens']}"
-    )
-
-
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "n/a"
+
+
+def _over(data: dict[str, Any]) -> str:
+    over = data["over_window_tokens"]
+    return f" ({over:,} over the window, R-ASM-9)" if over else ""
 
 
 def bar(data: dict[str, Any]) -> str:
@@ -160,7 +139,7 @@ def table(data: dict[str, Any]) -> str:
         f"history budget {h['budget']:,}; dropped {plural(h['dropped_tokens'], 'token', grouped=True)}; "
         f"cache prefix {data['cache_prefix']['messages']} message(s), "
         f"{plural(data['cache_prefix']['tokens'], 'token', grouped=True)}; "
-        f"wire {plural(data['wire_tokens'], 'token', grouped=True)}; "
+        f"wire {plural(data['wire_tokens'], 'token', grouped=True)}{_over(data)}; "
         f"tool definitions {plural(data['tool_definitions_tokens'], 'token', grouped=True)} "
         f"({data['tool_definitions_margin_share']} of the margin)",
     ]

@@ -17,6 +17,8 @@ from typing import Any
 from ctxkit.assembly.pipeline import Result
 from ctxkit.history.working import Row
 from ctxkit.output import dumps, plural, shorten_images
+from ctxkit.reports.budget import report as budget_report
+from ctxkit.reports.explain import rows as explain_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +166,8 @@ def compare(a: Result, b: Result, label_a: str, label_b: str) -> Diff:
             n=3,
         )
     )
-    return Diff(label_a, label_b, align(a.explain(), b.explain()), lines, number_changes(a.budget(), b.budget()))
+    numbers = number_changes(budget_report(a), budget_report(b))
+    return Diff(label_a, label_b, align(explain_rows(a), explain_rows(b)), lines, numbers)
 
 
 def render(diff: Diff) -> str:

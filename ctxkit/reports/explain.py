@@ -1,17 +1,22 @@
 """`explain`: one row per branch message, working message, file and in-flight message.
 
-Input: an `Assembly` and its `Payload`. Output: the rows of docs/rules.md#report-keys, in
-context order, read off the decision record.
+Input: a pipeline `Result` (its `Assembly` and `Payload`). Output: the rows of
+docs/rules.md#report-keys, in context order, read off the decision record.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
+from ctxkit.assembly import collector
 from ctxkit.assembly.assemble import Assembly, Fated
 from ctxkit.history.working import Fate, Row, Working, message_key
 from ctxkit.loading.domain import FileKind
 from ctxkit.translate import Payload
+
+if TYPE_CHECKING:
+    from ctxkit.assembly.pipeline import Result
 
 GENERATED_RULES = {
     "system": "R-SYS-1",
@@ -23,8 +28,9 @@ GENERATED_RULES = {
 }
 
 
-def rows(a: Assembly, payload: Payload) -> list[Row]:
-    return list(_rows(a, payload))
+def rows(result: Result) -> list[Row]:
+    with collector.paused():
+        return list(_rows(result.assembly, result.payload))
 
 
 def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:

@@ -29,6 +29,7 @@ from ctxkit.errors import ExitStatus, InputError, Problem, RuleError
 from ctxkit.loading.config import Options
 from ctxkit.loading.domain import Fixture
 from ctxkit.output import dumps, shorten_images
+from ctxkit.reports.budget import report as budget_report
 
 FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
 SNAPSHOTS_DIRNAME = "__snapshots__"  # skipped when folders are expanded (syrupy's name)
@@ -123,7 +124,7 @@ def options_name(fixture_path: str | Path, options: Options) -> str:
 
 def snapshot_document(result: Result) -> dict[str, Any]:
     body = shorten_images(result.payload.body, result.payload.prepared.image_b64)
-    return {MARKER: MARKER_VERSION, "payload": body, "budget": result.budget()}
+    return {MARKER: MARKER_VERSION, "payload": body, "budget": budget_report(result)}
 
 
 def error_document(message: str) -> dict[str, Any]:

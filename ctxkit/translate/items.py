@@ -3,7 +3,9 @@
 Input: a `Payload` (body, wire messages and origins) and something that counts
 (`ItemMeter`: a text's tokens and an image's cost; `counting.measure.Meter` is
 one). Output: `prompt_items(payload, meter=...) -> tuple[Item, ...]`, in the
-order the provider reads the prompt, and `prompt_tokens(items) -> int`.
+order the provider reads the prompt, and `prompt_tokens(items) -> int` (`wire_tokens(payload, meter=...)` is the same
+number without building the keys); `over_window_tokens` and `over_window_warning`
+say when that request does not fit the window (R-ASM-9).
 
 The items, per provider:
 
@@ -49,6 +51,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ctxkit.counting.measure import dumps_args
+from ctxkit.output import plural
 
 if TYPE_CHECKING:
     from ctxkit.history.working import Image
@@ -91,6 +94,23 @@ def prompt_tokens(items: tuple[Item, ...] | list[Item]) -> int:
     return sum(i.tokens for i in items) + REPLY_PRIMING_TOKENS
 
 
+def over_window_tokens(wire_tokens: int, max_input_tokens: int) -> int:
+    """R-ASM-9: how far the request as sent exceeds the window (0 when it fits)."""
+    return max(0, wire_tokens - max_input_tokens)
+
+
+def over_window_warning(wire_tokens: int, max_input_tokens: int) -> str | None:
+    """R-ASM-9: the warning every command that assembles prints when the request does not fit."""
+    over = over_window_tokens(wire_tokens, max_input_tokens)
+    if not over:
+        return None
+    return (
+        f"the request as sent counts {plural(wire_tokens, 'token', grouped=True)} (wire_tokens), "
+        f"{over:,} more than the window of {max_input_tokens:,} (max_input_tokens): "
+        "a provider would reject it (R-ASM-9)"
+    )
+
+
 def tool_definitions_tokens(body: dict[str, Any], count: Callable[[str], int]) -> int:
     """R-TR-9: the compact JSON of the body's `tools`, counted; 0 without tools."""
     tools = body.get("tools")
@@ -99,11 +119,27 @@ def tool_definitions_tokens(body: dict[str, Any], count: Callable[[str], int]) -
 
 def prompt_items(payload: Payload, *, meter: ItemMeter) -> tuple[Item, ...]:
     """The payload's prompt items in reading order, with tokens and back-references."""
+    out = []
+    for n, role, part, tokens, source in _walk(payload, meter):
+        if role is None:
+            key = canonical({"tools": part})
+        else:
+            key = canonical({"role": role, "item": _without_cache_control(part)})
+        mark = role is not None and isinstance(part, dict) and "cache_control" in part
+        out.append(Item(key, tokens, n, source, role, mark))
+    return tuple(out)
+
+
+def wire_tokens(payload: Payload, *, meter: ItemMeter) -> int:
+    """`prompt_tokens(prompt_items(...))` without building the keys: the request as sent."""
+    return sum(tokens for _, _, _, tokens, _ in _walk(payload, meter)) + REPLY_PRIMING_TOKENS
+
+
+def _walk(payload: Payload, meter: ItemMeter) -> Iterator[tuple[int | None, str | None, Any, int, int | None]]:
+    """(payload message, role, item, tokens, source) per item, in reading order."""
     body = payload.body
-    items: list[Item] = []
     if body.get("tools"):
-        tools = canonical({"tools": body["tools"]})
-        items.append(Item(tools, tool_definitions_tokens(body, meter.text), None, None, None))
+        yield None, None, body["tools"], tool_definitions_tokens(body, meter.text), None
     images = _Images(payload)
     for n, (role, parts) in enumerate(_messages(payload.provider, body)):
         origins = payload.origins[n] if n < len(payload.origins) else ()
@@ -113,10 +149,7 @@ def prompt_items(payload: Payload, *, meter: ItemMeter) -> tuple[Item, ...]:
             tokens = _texts_tokens(part, meter) + sum(meter.image(images.find(origin, b)) for b in _image_data(part))
             if k == 0:
                 tokens += FRAMING_TOKENS + meter.text(role)
-            key = canonical({"role": role, "item": _without_cache_control(part)})
-            mark = isinstance(part, dict) and "cache_control" in part
-            items.append(Item(key, tokens, n, source, role, mark))
-    return tuple(items)
+            yield n, role, part, tokens, source
 
 
 def _messages(provider: str, body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:

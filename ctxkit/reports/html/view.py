@@ -17,6 +17,8 @@ from ctxkit.assembly.pipeline import Result
 from ctxkit.history.working import Fate, Row
 from ctxkit.loading.config import Effective
 from ctxkit.output import plural
+from ctxkit.reports.budget import report as budget_report
+from ctxkit.reports.explain import rows as explain_rows
 
 # Image types a browser shows from a data: URL without running anything.
 THUMBNAIL_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -149,9 +151,9 @@ def header(eff: Effective, *, warnings: list[str], fixups: list[str], available:
 
 
 def build(result: Result, *, warnings: list[str], budget: dict[str, Any] | None = None) -> View:
-    """The whole page's data for an assembly that succeeded (`budget`: `result.budget()`, when at hand)."""
-    data = budget if budget is not None else result.budget()
-    rows = result.explain()
+    """The whole page's data for an assembly that succeeded (`budget`: its budget report, when at hand)."""
+    data = budget if budget is not None else budget_report(result)
+    rows = explain_rows(result)
     blocks = payload_blocks(result)
     fixups = [n for r in rows if r.fate is Fate.FIXUP for n in r.notes]
     head = header(result.assembly.eff, warnings=warnings, fixups=fixups, available=data["available_tokens"])
