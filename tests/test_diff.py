@@ -61,13 +61,13 @@ def test_diff_two_tokenizers_show_the_numbers_that_differ():
         line.split("  ")[1].strip(): line for line in r.out.splitlines() if line.startswith("  ") and " -> " in line
     }
     assert {"system tokens", "wire tokens", "cache prefix tokens"} <= set(lines)
-    assert lines["wire tokens"].split() == ["wire", "tokens", "178", "->", "179", "(+1)"]
+    assert lines["wire tokens"].split() == ["wire", "tokens", "151", "->", "153", "(+2)"]
     assert r.out.rstrip().endswith("payload: identical (the numbers above differ)")
     d = json.loads(
         ctxkit("diff", PLAIN, "--tokenizer", "o200k_base", "--tokenizer", "cl100k_base", "--format", "json").out
     )
     assert not d["differ"] and d["numbers_differ"]
-    assert {"name": "wire tokens", "a": 178, "b": 179} in d["numbers"]
+    assert {"name": "wire tokens", "a": 151, "b": 153} in d["numbers"]
 
 
 def test_diff_budgets_show_kept_and_dropped_counts():
