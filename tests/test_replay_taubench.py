@@ -18,6 +18,7 @@ import pytest
 from ctxkit.assembly.pipeline import run
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.reports.budget import report as budget_report
 
 from . import provider_schemas, server_rules
 from .test_replay_properties import replay_bodies
@@ -34,7 +35,7 @@ def tight_window(fixture: Any, options: Options) -> int:
 
     def measure(index: int, call: Any, result: Any) -> None:
         nonlocal need
-        b = result.budget()
+        b = budget_report(result)
         need = max(need, b["used_tokens"] - b["history"]["kept_tokens"] // 2)
 
     from ctxkit.replay.driver import replay
