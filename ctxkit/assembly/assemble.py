@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
+from operator import attrgetter
 
 from ctxkit.assembly import project as proj
 from ctxkit.assembly import system as sysp
@@ -199,14 +200,17 @@ def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
     )
 
 
+_KEY, _NOTES = attrgetter("key"), attrgetter("notes")
+
+
 def _fate_all(fates: dict[str, Fated], ws: list[Working], fate: Fate, rule: str) -> None:
-    """The same fate for many messages; one shared (frozen) `Fated` per distinct notes."""
-    shared: dict[tuple[str, ...], Fated] = {}
-    for w in ws:
-        fated = shared.get(w.notes)
-        if fated is None:
-            fated = shared[w.notes] = Fated(fate, rule, None, w.notes)
-        fates[w.key] = fated
+    """The same fate for many messages; one shared (frozen) `Fated` per distinct notes.
+
+    Iterated in C (`map`, `zip`), not per message in Python: replay records the dropped
+    history once per call (R-RPL-9)."""
+    notes = list(map(_NOTES, ws))
+    shared = {n: Fated(fate, rule, None, n) for n in set(notes)}
+    fates.update(zip(map(_KEY, ws), map(shared.__getitem__, notes), strict=True))
 
 
 def _generated(key: str, kind: Kind, text: str | None, meter: Meter, cacheable: bool = False) -> Working | None:

@@ -13,6 +13,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from ctxkit.assembly import collector
 from ctxkit.assembly.assemble import Shared
 from ctxkit.assembly.pipeline import run
 from ctxkit.counting.measure import shared_counts
@@ -75,7 +76,10 @@ def replay(
     on_call: OnCall | None = None,
 ) -> Replay:
     """Every call of the conversation; `on_call(index, call, result)` sees each assembled call."""
-    with shared_counts():
+    # The collector stays paused for the whole replay, not re-enabled between calls: each
+    # re-enabling let it rescan the whole fixture, once per call (a cost that grew with
+    # calls × history). Replay builds no reference cycles (see `collector`).
+    with shared_counts(), collector.paused():
         return _replay(fixture, options, compress_as=compress_as, on_call=on_call)
 
 
@@ -130,8 +134,9 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
             )
         )
         views[index] = view
-        for old in [k for k in views if k < min(prompt_cache.window_start, index)]:
-            del views[old]  # no later call can compare with it: beyond the TTL
+        oldest = min(prompt_cache.window_start, index)
+        while (first := next(iter(views))) < oldest:  # in call order: drop from the front
+            del views[first]  # no later call can compare with it: beyond the TTL
         if on_call is not None:
             on_call(index, call, result)
     if (note := pricer.warning()) is not None:
