@@ -117,3 +117,11 @@ def litellm(messages: list[Message], budget: int) -> Callable[[], int]:
         return len(trim_messages(messages, model="gpt-3.5-turbo", max_tokens=budget))
 
     return run
+
+
+def litellm_count(messages: list[Message]) -> Callable[[], int]:
+    """LiteLLM's token_counter on the same messages (its counting feature, cl100k for gpt-4)."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    from litellm import token_counter
+
+    return lambda: int(token_counter(model="gpt-4", messages=messages))

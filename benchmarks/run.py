@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 CTXKIT = str(Path(PYTHON).parent / "ctxkit")
 BUDGET = 8_000
 LITELLM_CAP = 90  # seconds, for litellm at 20,000 messages (the job includes ~10 s of set-up)
-FLOOR_CODE = "from ctxkit.counting.tokens import get_counter; get_counter('cl100k_base').count('x')"
+FLOOR = str(Path(__file__).resolve().parent / "floor.py")  # the plain tokenizer floor
 
 
 class Bench:
@@ -63,7 +63,7 @@ class Bench:
         commands = {
             "ctxkit assemble": [CTXKIT, "assemble", small],
             "ctxkit assemble --tokenizer approx": [CTXKIT, "assemble", small, "--tokenizer", "approx"],
-            "tokenizer floor": [PYTHON, "-c", FLOOR_CODE],
+            "tokenizer floor": [PYTHON, FLOOR],
             "python -c pass": [PYTHON, "-c", "pass"],
         }
         self.r["cold"] = interleaved(commands, self.n(15))
@@ -76,7 +76,7 @@ class Bench:
                 f"ctxkit {name}",
                 {"job": "assemble", "path": path, "budget": BUDGET, "repeat": self.n(repeat), "load_repeat": self.n(3)},
             )
-            for which, reps in (("langchain", 5), ("count", 5)):
+            for which, reps in (("langchain", 5), ("count", 5), ("litellm_count", 3)):
                 self.job(
                     f"{which} {name}",
                     {"job": "peer", "which": which, "path": path, "budget": BUDGET, "repeat": self.n(reps)},
@@ -98,6 +98,7 @@ class Bench:
                 self.r[f"e2e history-20000.{ext}"] = [run_process([CTXKIT, "assemble", path]) for _ in range(self.n(5))]
             except Failed as exc:
                 self.r["errors"].append(f"e2e {ext}: {exc}")
+        self.job("validators history-20000", {"job": "validators", "path": self.path("history-20000"), "repeat": 5})
         self.job(
             "stages stored-100000.json", {"job": "stages", "path": self.path("stored-100000"), "repeat": self.n(3)}
         )

@@ -167,7 +167,12 @@ def job_peer(p: dict[str, Any]) -> dict[str, Any]:
     system = run(load_fixture(p["path"])).assembly.segments["system"][0].text
     messages = peers.chat_messages(doc, system)
     make = {"langchain": peers.langchain, "litellm": peers.litellm}
-    fn = peers.count_everything(messages) if p["which"] == "count" else make[p["which"]](messages, p["budget"])
+    if p["which"] == "count":
+        fn = peers.count_everything(messages)
+    elif p["which"] == "litellm_count":
+        fn = peers.litellm_count(messages)
+    else:
+        fn = make[p["which"]](messages, p["budget"])
     if p["which"] == "litellm":  # first-call costs (lazy imports, tokenizer) on a short slice
         peers.litellm(messages[:20], p["budget"])()
     else:
@@ -195,6 +200,24 @@ def job_replay(p: dict[str, Any]) -> dict[str, Any]:
     system = run(fixture).assembly.segments["system"][0].text
     floor, _ = timed(peers.count_everything(peers.chat_messages(doc, system)), p["repeat"])
     return {"total": samples, "floor": floor, "calls": len(done.calls)}
+
+
+def job_validators(p: dict[str, Any]) -> dict[str, Any]:
+    """The schema check alone on a parsed fixture: the shipped fastjsonschema code, and
+    jsonschema (which explains failures), on the same document."""
+    from jsonschema import Draft202012Validator
+
+    from ctxkit.loading.read import load_schema
+    from ctxkit.loading.schema import _fast_check
+
+    doc = json.loads(Path(p["path"]).read_text(encoding="utf-8"))
+    check = _fast_check()
+    assert check(doc)
+    out: dict[str, Any] = {}
+    out["fastjsonschema"], _ = timed(lambda: check(doc), p["repeat"])
+    validator = Draft202012Validator(load_schema())
+    out["jsonschema"], _ = timed(lambda: validator.is_valid(doc), 1)
+    return out
 
 
 def peak_rss_kib() -> int:
