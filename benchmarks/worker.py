@@ -232,7 +232,14 @@ def peak_rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-JOBS = {"assemble": job_assemble, "stages": job_stages, "report": job_report, "peer": job_peer, "replay": job_replay}
+JOBS = {
+    "assemble": job_assemble,
+    "stages": job_stages,
+    "report": job_report,
+    "peer": job_peer,
+    "replay": job_replay,
+    "validators": job_validators,
+}
 
 
 def main() -> None:
