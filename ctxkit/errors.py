@@ -10,6 +10,7 @@ class ExitStatus(enum.IntEnum):
     OK = 0
     FAILED = 1  # the assembly failed by rule, or a diff/snapshot found differences
     BAD_INPUT = 2  # bad input or usage
+    INTERNAL = 3  # a bug in ctxkit (the message says to run with --debug)
 
 
 @dataclass(frozen=True, slots=True)

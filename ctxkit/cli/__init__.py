@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         click.echo(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", err=True)
-        sys.exit(3)
+        sys.exit(ExitStatus.INTERNAL)
     sys.exit(ExitStatus.OK)
 
 

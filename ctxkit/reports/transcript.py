@@ -7,6 +7,7 @@ then its text (images shortened unless raw).
 from __future__ import annotations
 
 from ctxkit.assembly.pipeline import Result
+from ctxkit.history.working import Kind
 from ctxkit.output import plural, short_image
 
 
@@ -18,11 +19,11 @@ def render(result: Result, *, raw: bool = False) -> str:
         f"{a.eff.model}, {plural(len(prepared.messages), 'message')}"
     ]
     for n, m in enumerate(prepared.messages):
-        working = next((w for w in a.messages if w.key == m.key), None)
+        working = a.messages[m.source] if m.source is not None else None  # linear: no search
         tokens = a.meter.of(working) if working else a.meter.text(m.text)
         fated = fates.get(m.key)
         fate = f"{fated.fate} {fated.rule}" if fated else "generated"
-        label = m.role if working is None or working.kind != "reminder" else "user (reminder)"
+        label = m.role if working is None or working.kind is not Kind.REMINDER else "user (reminder)"
         cache = " cache" if m.cacheable else ""
         out.append(f"\n--- [{n}] {label} · {plural(tokens, 'token')} · {fate}{cache} ---")
         for c in m.tool_calls:
