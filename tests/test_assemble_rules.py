@@ -632,7 +632,10 @@ messages: [{id: 1, role: user, text: q, files: [i]}]
     )
     marker = "[attached image \u2014 file_id: i \u2014 not shown: the current model does not support image input]"
     assert r.assembly.meter.of(r.assembly.segments["last_user"][0]) == 1 + len(marker) // 4
-    assert r.payload.body["messages"][-1]["content"] == "q\n" + marker
+    assert r.payload.body["messages"][-1]["content"] == [
+        {"type": "text", "text": "q"},
+        {"type": "text", "text": marker},
+    ]
 
 
 def test_r_asm_7_final_order(tmp_path):
@@ -880,8 +883,10 @@ files: [{{id: i, name: i.png, kind: image, data: "{PNG}"}}]
 messages: [{{id: 1, role: user, text: q, files: [i]}}]
 """,
     )
+    # R-TR-1: a user message with images keeps content parts when its images become markers
     content = r.payload.body["messages"][-1]["content"]
-    assert isinstance(content, str) and "not shown" in content
+    assert [p["type"] for p in content] == ["text", "text"]
+    assert content[0]["text"] == "q" and "not shown" in content[1]["text"]
     assert ("image_marker", "R-TR-5") in fates(r).values()
 
 

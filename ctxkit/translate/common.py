@@ -38,6 +38,7 @@ class WireMessage:
     tool_call_id: str | None = None
     cacheable: bool = False
     source: int | None = None  # index in the assembled list; None: added by translation
+    had_images: bool = False  # some image of the message is sent as an image, a label or a marker
 
     @property
     def text(self) -> str:
@@ -125,13 +126,16 @@ def prepare(a: Assembly) -> Prepared:
         fated = a.fates.get(w.key)
         seg = str(fated.segment) if fated and fated.segment else "history"
         parts = [Part(wrap_reminder(w.text) if w.kind is Kind.REMINDER else w.text)]
+        shown = 0  # images that stay in the payload as an image, a label or a marker
         for n, img in enumerate(w.images):
             ident = (w.key, n)
+            shown += 1
             if not a.eff.supports_images:
                 parts.append(Part(t.fill("image.non_vision_marker", id=img.file_id)))
                 out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_MARKER, "R-TR-5"))
             elif ident not in allowed and not _unreadable(img):
                 dropped += 1
+                shown -= 1
                 out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_CAPPED, "R-TR-6"))
             else:
                 parts.extend(_image_parts(a, ident, img, seg, out))
@@ -145,6 +149,7 @@ def prepare(a: Assembly) -> Prepared:
                 w.tool_call_id,
                 w.cacheable and a.eff.settings.prompt_cache,
                 source=index,
+                had_images=shown > 0,
             )
         )
     if dropped:

@@ -28,7 +28,9 @@ def _base_name(name: str) -> str:
 
 
 def content(m: WireMessage) -> str | list[dict[str, Any]]:
-    if not any(p.image for p in m.parts):
+    """A string, or content parts for a message that had images (R-TR-1), even
+    when every image became a text marker (R-TR-5) or a budget-only label."""
+    if not m.had_images and not any(p.image for p in m.parts):
         return m.text
     parts: list[dict[str, Any]] = []
     for p in m.parts:
