@@ -145,13 +145,14 @@ def replay_section(r: R) -> list[str]:
             ],
         ),
         "",
-        "Missed by far: every call is assembled by the ordinary pipeline, which converts the "
-        "call's whole branch and records a fate for every dropped message, so the cost grows "
-        "with calls × history, not calls × window. Token counts and the compression check are "
-        "shared between calls (each text counted once per replay). The 20,000-message history "
-        "(about 12,000 calls) is not measured: at this rate it would take hours; getting there "
-        "needs an assembly that walks only the window (newest first) and reuses each stored "
-        "message's conversion.",
+        "Missed: each stored message is converted once per replay, each call's branch extends the "
+        "previous call's, and token counts are shared (each text counted once per replay). What is "
+        "left per call is mostly the window's work (translating its ~120 messages, the canonical "
+        "JSON and tokens of every prompt item, a cacheable copy of every kept message), plus two "
+        "copies of the history per call done in C (the history list and the fates of the dropped "
+        "messages), which still grow with calls × history. Reaching 3× needs the translated "
+        "messages and prompt items reused between calls: consecutive calls differ only at the "
+        "two ends of the window.",
         "",
     ]
 
