@@ -272,3 +272,22 @@ def test_import_every_fixture_it_writes_passes_validate(tmp_path, log):
     out = tmp_path / "f.yaml"
     out.write_text(r.out, encoding="utf-8")
     ctxkit("validate", str(out), expect=0)
+
+
+def test_import_refuses_special_files_without_reading(tmp_path):
+    """Issue 11 item 6 for `import`: a FIFO (which would hang) or a device is refused before any read."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "log.json"
+    os.mkfifo(fifo)
+    for path in (str(fifo), "/dev/zero"):
+        run = subprocess.run(
+            [sys.executable, "-c", "from ctxkit.cli import main; main()", "import", path, "--from", "openai"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert run.returncode == 2, run
+        assert run.stderr.startswith(f"error: {path}: cannot read: not a regular file"), run.stderr

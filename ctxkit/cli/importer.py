@@ -52,15 +52,17 @@ def import_(file: str, dialect: str | None, model: str | None, max_input_tokens:
 
 def _read_json(file: str, floats: dict[int, tuple[float, str]]) -> Any:
     """Strict JSON: duplicate keys, NaN, bad UTF-8 and runaway nesting are errors with a location."""
-    from ctxkit.loading.read import parse_document
+    from ctxkit.loading.files import Unreadable, read_bounded, read_regular_file
+    from ctxkit.loading.read import DEFAULT_MAX_SIZE, parse_document
 
     try:
         if file == "-":
-            raw = sys.stdin.buffer.read()
+            raw = read_bounded(sys.stdin.buffer, DEFAULT_MAX_SIZE)
         else:
-            with open(file, "rb") as fh:
-                raw = fh.read()
+            raw = read_regular_file(file, DEFAULT_MAX_SIZE)
         text = raw.decode("utf-8-sig")
+    except Unreadable as exc:
+        raise InputError(f"{file}: cannot read: {exc.args[0]}") from None
     except OSError as exc:
         raise InputError(f"{file}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
