@@ -8,7 +8,9 @@ import json
 import pytest
 
 from ctxkit.errors import RuleError
+from ctxkit.history import convert
 from ctxkit.reports.budget import report as budget_report
+from ctxkit.reports.explain import rows as explain_rows
 from ctxkit.translate.openai import is_reasoning_model
 
 from .helpers import assemble, fates, keys, texts, write
@@ -238,6 +240,24 @@ messages:
     placeholder = next(w for w in r.assembly.messages if w.tool_call_id == "s")
     assert r.assembly.meter.of(placeholder) == 20
     assert fates(r)["2#result0"] == ("placeholder", "R-CONV-3")
+
+
+def test_r_conv_3_placeholder_fate_does_not_read_the_note(tmp_path, monkeypatch):
+    """The placeholder fate comes from an explicit field, so rewording the note changes nothing else."""
+    monkeypatch.setattr(convert, "PLACEHOLDER_NOTE", "result swapped out (R-CONV-3)")
+    body = (
+        small()
+        + """\
+messages:
+  - {id: 1, role: user, text: "q"}
+  - {id: 2, role: assistant, text: "done", tool_calls: [{id: s, name: search, args: {q: x}, response: "r"}]}
+  - {id: 3, role: user, text: "q2"}
+"""
+    )
+    r = assemble(tmp_path, body)
+    row = next(row for row in explain_rows(r) if row.key and row.key.endswith("#result0"))
+    assert row.notes == ("result swapped out (R-CONV-3)",)
+    assert (str(row.fate), row.rule) == ("placeholder", "R-CONV-3")
 
 
 def test_r_conv_4_in_flight_kept_in_full(tmp_path):

@@ -159,11 +159,7 @@ def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
     final_kept = [w.with_(cacheable=True) for w in final_kept]
     for w in final_kept:
         if w.key not in fates:
-            fate = (
-                Fate.PLACEHOLDER
-                if w.origin == "tool_result" and w.tokens is not None and w.notes and "placeholder" in w.notes[0]
-                else Fate.KEPT
-            )
+            fate = Fate.PLACEHOLDER if w.placeholder else Fate.KEPT
             rule = "R-CONV-3" if fate is Fate.PLACEHOLDER else "R-ASM-4"
             fates[w.key] = Fated(fate, rule, Segment.HISTORY, w.notes)
     fates[last_user.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, last_user.notes)

@@ -19,6 +19,8 @@ from ctxkit.loading.domain import FileKind, FileRecord, Fixture, InFlightMessage
 from ctxkit.loading.templates import Templates
 
 IMAGE_GENERATION_TOOL = "generate_image"
+# The explain note of a placeholder result: wording only; the decision is `Working.placeholder`.
+PLACEHOLDER_NOTE = "result replaced by the placeholder (R-CONV-3)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +223,8 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
                     source_id=m.id,
                     tool_call_id=c.id,
                     origin="tool_result",
-                    notes=("result replaced by the placeholder (R-CONV-3)",),
+                    notes=(PLACEHOLDER_NOTE,),
+                    placeholder=True,
                 )
     if m.text:
         origin = "answer" if m.tool_calls else "message"

@@ -88,8 +88,9 @@ class Working:
     file_id: str | None = None
     origin: str = "message"  # message | file | tool_calls | tool_result | answer | summary |
     # custom_agent | documents | project_read_file | forgotten_files | in_flight | reminder | system
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # human-readable only: no decision may depend on their wording
     count_text: str | None = None  # counted instead of `text` (a file message: its content)
+    placeholder: bool = False  # a tool result whose content was replaced by the placeholder (R-CONV-3)
 
     def with_(self, **changes: Any) -> Working:
         return replace(self, **changes)

@@ -99,10 +99,9 @@ def view(result: Result, items: tuple[Item, ...], user: str) -> tuple[View, Drop
     sources = []
     for w in a.messages:
         fated = a.fates.get(w.key)
-        placeholder = w.origin == "tool_result" and bool(w.notes) and "placeholder" in w.notes[0]
         stored = w.source_id if w.origin in STORED else None
         segment = str(fated.segment) if fated is not None and fated.segment else segments.get(w.key)
-        sources.append(Source(w.key, str(w.kind), w.origin, w.file_id or w.source_id, stored, segment, placeholder))
+        sources.append(Source(w.key, str(w.kind), w.origin, w.file_id or w.source_id, stored, segment, w.placeholder))
     system = next((w.text for w in a.messages if w.kind is Kind.SYSTEM), None)
     date = format_date(a.eff.now) if a.eff.now is not None else None
     capped = frozenset(
