@@ -7,8 +7,6 @@ replaced only when it is an earlier ctxkit report, or with `--force`.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from ctxkit import __version__
 from ctxkit.cli import cli
 from ctxkit.cli.options import assembly_options, build_options, echo, load, warn
 from ctxkit.errors import InputError, RuleError
+from ctxkit.output import write_atomic
 
 HEAD_BYTES = 4096  # the generator <meta> sits in the first lines of a report
 
@@ -117,18 +116,7 @@ def _check_target(target: Path, force: bool) -> None:
 
 def _write(target: Path, page: str) -> None:
     """Write beside the target, then rename: a reader never sees half a page."""
-    folder = target.parent
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        write_atomic(target, page.encode("utf-8"))
     except OSError as exc:
-        raise InputError(f"{target}: cannot write in {str(folder)!r}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(page)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise InputError(f"{target}: cannot write: {exc.strerror}") from None

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import enum
 import os
-import tempfile
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
@@ -26,7 +25,7 @@ from ctxkit.history import tree
 from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import Fixture, Role, StoredMessage
 from ctxkit.loading.templates import Templates
-from ctxkit.output import plural
+from ctxkit.output import plural, write_atomic
 
 
 class RequestMessage(TypedDict):
@@ -338,7 +337,9 @@ def write_back(
     warnings += _rebase_paths(doc, fixture.base_dir, out_dir)
     text = json_text(doc, source=str(out)) if out.suffix.lower() == ".json" else yaml_text(doc, source=str(out))
     try:
-        _atomic_write(out, out_dir, text, force=force)
+        write_atomic(out, text.encode("utf-8"), overwrite=force)
+    except FileExistsError:
+        raise _exists(out) from None
     except OSError as exc:
         raise InputError(Problem(str(out), "", f"cannot write: {exc.strerror or exc}")) from None
     return new_id, warnings
@@ -369,30 +370,3 @@ def _rebase_paths(doc: dict[str, Any], base: Path, out_dir: Path) -> list[str]:
             )
         f["path"] = moved
     return warnings
-
-
-def _atomic_write(out: Path, out_dir: Path, text: str, *, force: bool) -> None:
-    """Write a temp file in the same folder, then move it into place in one step."""
-    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would surprise: the usual mode
-        if force:
-            os.replace(tmp, out)
-            return
-        try:
-            os.link(tmp, out)  # refuses an `out` that appeared meanwhile: never clobbered
-        except FileExistsError:
-            raise _exists(out) from None
-        except OSError:  # no hard links on this file system: check, then move
-            if out.exists():
-                raise _exists(out) from None
-            os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

@@ -203,7 +203,8 @@ def _cached_ranks(path: Path, name: str) -> dict[bytes, int] | None:
 def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
     """Best effort, atomic: a reader sees the old file, the new one, or none."""
     import marshal
-    import tempfile
+
+    from ctxkit.output import write_atomic
 
     tokens = sorted(ranks, key=ranks.__getitem__)
     if [ranks[t] for t in tokens] != list(range(len(tokens))):
@@ -211,14 +212,7 @@ def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
     payload = marshal.dumps(tokens, 4)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(payload)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_atomic(path, payload)
     except OSError:
         pass
 

@@ -13,17 +13,15 @@ checked.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import enum
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxkit import output
 from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import ExitStatus, InputError, Problem, RuleError
 from ctxkit.loading.config import Options
@@ -212,7 +210,7 @@ def read_stored(path: Path) -> str | None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and `os.replace`: never a partial file."""
+    """Write one snapshot atomically, keeping an existing file's mode (new files: 0644)."""
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -220,22 +218,9 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = (path.stat().st_mode & 0o777) if path.exists() else 0o644
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        output.write_atomic(path, data, mode=mode)
     except OSError as exc:
         raise InputError(Problem(str(path), "", f"cannot write the snapshot: {exc}")) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise InputError(Problem(str(path), "", f"cannot write the snapshot: {exc}")) from None
-        raise
 
 
 # --- expanding paths -------------------------------------------------------------
