@@ -20,7 +20,7 @@ from ctxkit.counting.measure import Meter
 from ctxkit.errors import RuleError
 from ctxkit.history import convert as conv
 from ctxkit.history import tree
-from ctxkit.history.working import Fate, Kind, Record, Segment, Working
+from ctxkit.history.working import Fate, Kind, Origin, Record, Segment, Working
 from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import FileKind, FileRecord
 from ctxkit.output import plural
@@ -101,7 +101,11 @@ def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
     reminder = None
     if reminder_text is not None:
         reminder = Working(
-            "reminder", Kind.REMINDER, reminder_text, meter.text(sysp.wrap_reminder(reminder_text)), origin="reminder"
+            "reminder",
+            Kind.REMINDER,
+            reminder_text,
+            meter.text(sysp.wrap_reminder(reminder_text)),
+            origin=Origin.REMINDER,
         )
 
     last_user = converted.last_user
@@ -212,7 +216,7 @@ def _fate_all(fates: dict[str, Fated], ws: list[Working], fate: Fate, rule: str)
 def _generated(key: str, kind: Kind, text: str | None, meter: Meter, cacheable: bool = False) -> Working | None:
     if text is None:
         return None
-    return Working(key, kind, text, meter.text(text), cacheable=cacheable, origin=key)
+    return Working(key, kind, text, meter.text(text), cacheable=cacheable, origin=Origin(key))
 
 
 def _largest(parts: dict[str, Working | None], meter: Meter, project_tokens: int) -> str:
@@ -224,7 +228,7 @@ def _largest(parts: dict[str, Working | None], meter: Meter, project_tokens: int
 
 def _largest_message(messages: list[Working], meter: Meter) -> str:
     w = max(messages, key=meter.of)
-    label = "the last user message" if w.origin == "message" else f"in-flight message {w.key}"
+    label = "the last user message" if w.origin == Origin.MESSAGE else f"in-flight message {w.key}"
     return f"{label} ({plural(meter.of(w), 'token')})"
 
 
@@ -242,12 +246,12 @@ def _last_n_cut(history: list[Working], n: int | None, last_user: Working) -> in
         if remaining == 0:
             break
         w = history[i]
-        if w.kind is Kind.USER and w.origin == "message":
+        if w.kind is Kind.USER and w.origin == Origin.MESSAGE:
             remaining -= 1
             index, owner = i, w.source_id
     if remaining:
         return 0
-    while index > 0 and history[index - 1].origin == "file" and history[index - 1].source_id == owner:
+    while index > 0 and history[index - 1].origin == Origin.FILE and history[index - 1].source_id == owner:
         index -= 1
     return index
 
@@ -324,7 +328,7 @@ def _forgotten_files(
             known.add(w.file_id)
             stale = True
     dropped.extend(kept[:start])
-    listing = Working("forgotten_files", Kind.USER, text, cost, origin="forgotten_files")
+    listing = Working("forgotten_files", Kind.USER, text, cost, origin=Origin.FORGOTTEN_FILES)
     return kept[start:], listing, found, 0
 
 
@@ -354,5 +358,5 @@ def _partial_list(
     if lo == 0:
         return [], None, [], len(found)
     text, tokens = cost(lo)
-    listing = Working("forgotten_files", Kind.USER, text, tokens, origin="forgotten_files")
+    listing = Working("forgotten_files", Kind.USER, text, tokens, origin=Origin.FORGOTTEN_FILES)
     return [], listing, found[:lo], len(found) - lo

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from ctxkit.counting.measure import Meter
 from ctxkit.history.convert import require_image_cost
-from ctxkit.history.working import Fate, Image, Kind, Working
+from ctxkit.history.working import Fate, Image, Kind, Origin, Working
 from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import FileKind, FileRecord
 from ctxkit.loading.templates import Templates
@@ -71,7 +71,7 @@ def build(eff: Effective, meter: Meter, reserved: int) -> ProjectPart:
     if fits:
         if texts:
             documents = Working(
-                "project#documents", Kind.USER, documents_text(texts, eff.templates), total, origin="documents"
+                "project#documents", Kind.USER, documents_text(texts, eff.templates), total, origin=Origin.DOCUMENTS
             )
         images = tuple(Image(f.id, f.data, f.tokens, project=True) for f in imgs)
         fates += [(f, Fate.KEPT, "R-PROJ-2", "project_files") for f in texts + imgs]
@@ -90,5 +90,5 @@ def build(eff: Effective, meter: Meter, reserved: int) -> ProjectPart:
     rf = None
     if listed:
         text = read_file_list([(f, True) for f in listed], eff.templates)
-        rf = Working("project#read_file", Kind.USER, text, None, origin="project_read_file")
+        rf = Working("project#read_file", Kind.USER, text, None, origin=Origin.PROJECT_READ_FILE)
     return ProjectPart(documents, rf, images, tuple(fates), fits, total, threshold, cite)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ctxkit.errors import InputError, Problem
 from ctxkit.history.tree import Branch
-from ctxkit.history.working import Call, Image, Kind, Working, message_key
+from ctxkit.history.working import Call, Image, Kind, Origin, Working, message_key
 from ctxkit.loading.domain import FileKind, FileRecord, Fixture, InFlightMessage, Role, StoredMessage
 from ctxkit.loading.templates import Templates
 
@@ -85,7 +85,9 @@ def convert(branch: Branch, fixture: Fixture, templates: Templates, *, memo: Con
     history: list[Working] = []
     if branch.summary is not None:
         s = branch.summary
-        history.append(Working(message_key(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin="summary"))
+        history.append(
+            Working(message_key(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin=Origin.SUMMARY)
+        )
     last_user = None
     if memo is not None:
         files = memo.start(fixture, templates)
@@ -147,10 +149,10 @@ def _user(m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, temp
             images.append(Image(f.id, f.data, f.tokens))
         elif f.kind is FileKind.METADATA_ONLY:
             text = templates.fill("file.metadata_only", name=f.name, id=f.id)
-            yield Working(key, Kind.USER, text, None, source_id=m.id, file_id=f.id, origin="file")
+            yield Working(key, Kind.USER, text, None, source_id=m.id, file_id=f.id, origin=Origin.FILE)
         elif not (f.text or "").strip():
             text = templates.fill("file.unavailable", name=f.name)
-            yield Working(key, Kind.USER, text, None, source_id=m.id, file_id=f.id, origin="file")
+            yield Working(key, Kind.USER, text, None, source_id=m.id, file_id=f.id, origin=Origin.FILE)
         else:
             text = templates.fill("file.text", name=f.name, content=f.text)
             yield Working(
@@ -160,7 +162,7 @@ def _user(m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, temp
                 f.tokens,
                 source_id=m.id,
                 file_id=f.id,
-                origin="file",
+                origin=Origin.FILE,
                 count_text=f.text,
             )
     yield Working(message_key(m.id), Kind.USER, m.text, m.tokens, source_id=m.id, images=tuple(images))
@@ -184,7 +186,7 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
             0,
             source_id=m.id,
             tool_calls=calls,
-            origin="tool_calls",
+            origin=Origin.TOOL_CALLS,
         )
         for j, c in group:
             key = message_key(m.id, f"#result{j}")
@@ -200,7 +202,7 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
                     None,
                     source_id=m.id,
                     tool_call_id=c.id,
-                    origin="tool_result",
+                    origin=Origin.TOOL_RESULT,
                     notes=("image-generation replay (R-CONV-3)",),
                 )
             elif c.name == IMAGE_GENERATION_TOOL and c.response:
@@ -211,7 +213,7 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
                     None,
                     source_id=m.id,
                     tool_call_id=c.id,
-                    origin="tool_result",
+                    origin=Origin.TOOL_RESULT,
                     notes=("image-generation response replayed (R-CONV-3)",),
                 )
             else:
@@ -222,12 +224,12 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
                     placeholder_tokens,
                     source_id=m.id,
                     tool_call_id=c.id,
-                    origin="tool_result",
+                    origin=Origin.TOOL_RESULT,
                     notes=(PLACEHOLDER_NOTE,),
                     placeholder=True,
                 )
     if m.text:
-        origin = "answer" if m.tool_calls else "message"
+        origin = Origin.ANSWER if m.tool_calls else Origin.MESSAGE
         yield Working(message_key(m.id), Kind.ASSISTANT, m.text, m.tokens, source_id=m.id, origin=origin)
 
 
@@ -235,6 +237,6 @@ def _in_flight(m: InFlightMessage) -> Working:
     """R-CONV-4: this turn's own tool loop, in full."""
     key = f"in_flight#{m.index}"
     if m.role == "tool":
-        return Working(key, Kind.TOOL, m.text, m.tokens, tool_call_id=m.tool_call_id, origin="in_flight")
+        return Working(key, Kind.TOOL, m.text, m.tokens, tool_call_id=m.tool_call_id, origin=Origin.IN_FLIGHT)
     calls = tuple(Call(c.id, c.name, c.args, c.tokens) for c in m.tool_calls)
-    return Working(key, Kind.ASSISTANT, m.text, m.tokens, tool_calls=calls, origin="in_flight")
+    return Working(key, Kind.ASSISTANT, m.text, m.tokens, tool_calls=calls, origin=Origin.IN_FLIGHT)

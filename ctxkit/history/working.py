@@ -48,6 +48,24 @@ class Segment(enum.StrEnum):
     REMINDER = "reminder"
 
 
+class Origin(enum.StrEnum):
+    """What a working message was made from (its value shows in replay reports)."""
+
+    MESSAGE = "message"
+    FILE = "file"
+    TOOL_CALLS = "tool_calls"
+    TOOL_RESULT = "tool_result"
+    ANSWER = "answer"
+    SUMMARY = "summary"
+    CUSTOM_AGENT = "custom_agent"
+    DOCUMENTS = "documents"
+    PROJECT_READ_FILE = "project_read_file"
+    FORGOTTEN_FILES = "forgotten_files"
+    IN_FLIGHT = "in_flight"
+    REMINDER = "reminder"
+    SYSTEM = "system"
+
+
 def message_key(message_id: str, part: str = "") -> str:
     """The key of a working message made from a stored message (or one of its parts).
 
@@ -86,8 +104,7 @@ class Working:
     tool_call_id: str | None = None
     cacheable: bool = False
     file_id: str | None = None
-    origin: str = "message"  # message | file | tool_calls | tool_result | answer | summary |
-    # custom_agent | documents | project_read_file | forgotten_files | in_flight | reminder | system
+    origin: Origin = Origin.MESSAGE
     notes: tuple[str, ...] = ()  # human-readable only: no decision may depend on their wording
     count_text: str | None = None  # counted instead of `text` (a file message: its content)
     placeholder: bool = False  # a tool result whose content was replaced by the placeholder (R-CONV-3)

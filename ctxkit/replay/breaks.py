@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ctxkit.history.working import Fate, Kind
+from ctxkit.history.working import Fate, Kind, Origin
 from ctxkit.loading.domain import Fixture, Role
 from ctxkit.translate.items import Item
 
@@ -35,8 +35,8 @@ CAUSE_RULES = {
     "append": "R-RPL-6",
     "other": "R-RPL-6",
 }
-DRIFTING = frozenset({"custom_agent", "documents", "project_read_file", "forgotten_files"})
-STORED = frozenset({"message", "file", "tool_calls", "tool_result", "answer"})
+DRIFTING = frozenset({Origin.CUSTOM_AGENT, Origin.DOCUMENTS, Origin.PROJECT_READ_FILE, Origin.FORGOTTEN_FILES})
+STORED = frozenset({Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER})
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +201,7 @@ def _cause(
             if cand.system.replace(cand.date, this.date) == this.system:
                 return found("system_date")
         return found("system")
-    if "summary" in (getattr(s_mine, "origin", None), getattr(s_theirs, "origin", None)):
+    if Origin.SUMMARY in (getattr(s_mine, "origin", None), getattr(s_theirs, "origin", None)):
         return found("summary")
     if s_theirs is not None and s_theirs.stored is not None and not ancestry.above(s_theirs.stored, this.user):
         return found("branch")
@@ -220,6 +220,6 @@ def _cause(
         return found("image_cap")
     if s_theirs is not None and s_theirs.origin in DRIFTING:
         return found("drift")
-    if theirs is None or s_theirs is None or s_theirs.origin in ("reminder", "image_drop_notice"):
+    if theirs is None or s_theirs is None or s_theirs.origin in (Origin.REMINDER, "image_drop_notice"):
         return found("append")  # no working message behind it: the image-drop notice, added last
     return found("other")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ctxkit.assembly import collector
 from ctxkit.assembly.assemble import Assembly, Fated
-from ctxkit.history.working import Fate, Row, Working, message_key
+from ctxkit.history.working import Fate, Origin, Row, Working, message_key
 from ctxkit.loading.domain import FileKind
 from ctxkit.translate import Payload
 
@@ -159,7 +159,7 @@ def _row(a: Assembly, w: Working, ident: str | None, kind: str) -> Row:
 
 
 def _history_row(a: Assembly, w: Working, forgotten: set[str], image_rows: dict[str, Row]) -> Iterator[Row]:
-    if w.origin == "file":
+    if w.origin == Origin.FILE:
         row = _row(a, w, w.file_id, "file")
         if w.file_id in forgotten and row.segment is None:
             row = Row(
@@ -175,7 +175,7 @@ def _history_row(a: Assembly, w: Working, forgotten: set[str], image_rows: dict[
             )
         yield row
         return
-    kind = "summary" if w.origin == "summary" else str(w.kind)
+    kind = "summary" if w.origin == Origin.SUMMARY else str(w.kind)
     row = _row(a, w, w.source_id, kind)
     yield row
     for n, img in enumerate(w.images):

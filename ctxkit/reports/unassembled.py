@@ -15,7 +15,7 @@ from typing import Any
 from ctxkit.counting.measure import Meter
 from ctxkit.history import convert as conv
 from ctxkit.history import tree
-from ctxkit.history.working import Working
+from ctxkit.history.working import Origin, Working
 from ctxkit.loading.config import Effective
 
 NOT_DECIDED = "not assembled: the assembly failed by rule"
@@ -67,9 +67,9 @@ def _stored(meter: Meter, text: str, tokens: int | None) -> int:
 
 
 def _working(meter: Meter, w: Working, segment: str) -> PartialRow:
-    if w.origin == "file":
+    if w.origin == Origin.FILE:
         return PartialRow(w.file_id, "file", segment, meter.of(w), None, None)
-    kind = "summary" if w.origin == "summary" else str(w.kind)
+    kind = "summary" if w.origin == Origin.SUMMARY else str(w.kind)
     return PartialRow(w.source_id, kind, segment, meter.of(w), None, None)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxkit.assembly.pipeline import Result
-from ctxkit.history.working import Fate, Row
+from ctxkit.history.working import Fate, Origin, Row
 from ctxkit.loading.config import Effective
 from ctxkit.output import plural
 from ctxkit.reports.budget import report as budget_report
@@ -205,8 +205,8 @@ def payload_blocks(result: Result) -> list[Block]:
         project = sum(a.meter.image(i) for i in w.images if i.project)
         if project:
             parts.append(Part("project_files", project))
-        ident = w.file_id if w.origin == "file" else w.source_id
-        kind = "file" if w.origin == "file" else "summary" if w.origin == "summary" else str(w.kind)
+        ident = w.file_id if w.origin == Origin.FILE else w.source_id
+        kind = "file" if w.origin == Origin.FILE else "summary" if w.origin == Origin.SUMMARY else str(w.kind)
         blocks.append(Block(ident, kind, sum(p.tokens for p in parts), fate, rule, tuple(parts), notes))
     return blocks
 
