@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from ctxkit.assembly.assemble import floor_ratio
 from ctxkit.assembly.pipeline import run
-from ctxkit.compression.compress import Mark, floor_ratio, plan, report, split, write_back
+from ctxkit.compression.compress import Mark, plan, report, split, write_back
 from ctxkit.errors import InputError
 from ctxkit.history import tree
 from ctxkit.loading.config import Options, resolve

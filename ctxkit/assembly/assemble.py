@@ -59,9 +59,14 @@ class Assembly:
         return sum(self.meter.of(w) for w in self.segments.get(segment, ()))
 
 
+def floor_ratio(value: int, ratio: Decimal) -> int:
+    """floor(value × ratio), exact on the decimal as written (R-ASM-1, R-FIX-3): the one decimal floor."""
+    return int((Decimal(value) * ratio).to_integral_value(rounding=ROUND_FLOOR))
+
+
 def available_tokens(max_input: int, margin: Decimal) -> int:
     """R-ASM-1: floor(max × (1 − margin)), exact on the decimals as written."""
-    return int((Decimal(max_input) * (1 - margin)).to_integral_value(rounding=ROUND_FLOOR))
+    return floor_ratio(max_input, 1 - margin)
 
 
 @dataclass(slots=True)

@@ -14,11 +14,12 @@ import enum
 import os
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from decimal import ROUND_FLOOR, Decimal
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypedDict
 
 from ctxkit.assembly import system as sysp
+from ctxkit.assembly.assemble import floor_ratio
 from ctxkit.counting.measure import Meter, dumps_args
 from ctxkit.errors import InputError, Problem
 from ctxkit.history import tree
@@ -81,11 +82,6 @@ class CompressionPlan:
     @property
     def progressive(self) -> bool:
         return self.branch.summary is not None
-
-
-def floor_ratio(value: int, ratio: Decimal) -> int:
-    """floor(value × ratio), exact on the decimal as written (R-FIX-3)."""
-    return int((Decimal(value) * ratio).to_integral_value(rounding=ROUND_FLOOR))
 
 
 def plan(eff: Effective) -> CompressionPlan:
