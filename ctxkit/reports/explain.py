@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ctxkit.assembly import collector
 from ctxkit.assembly.assemble import Assembly, Fated
 from ctxkit.history.working import Fate, Origin, Row, Working, message_key
-from ctxkit.loading.domain import FileKind
+from ctxkit.loading.domain import FileKind, StoredMessage
 from ctxkit.translate import Payload
 
 if TYPE_CHECKING:
@@ -41,16 +41,7 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
     for w in system:
         yield _generated(a, w, "system")
     for m in a.branch.summarized:
-        yield Row(
-            m.id,
-            str(m.role),
-            None,
-            _stored_tokens(a, m.text, m.tokens),
-            Fate.SUMMARIZED,
-            "R-TREE-3",
-            key=message_key(m.id),
-            text=m.text,
-        )
+        yield _left_out(a, m, Fate.SUMMARIZED, "R-TREE-3")
         for fid in m.files:
             f = files[fid]
             if fid in forgotten:
@@ -112,16 +103,7 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
     for w in a.segments["reminder"]:
         yield _generated(a, w, "reminder")
     for m in a.branch.after_last_user:
-        yield Row(
-            m.id,
-            str(m.role),
-            None,
-            _stored_tokens(a, m.text, m.tokens),
-            Fate.AFTER_LAST_USER,
-            "R-TURN-1",
-            key=message_key(m.id),
-            text=m.text,
-        )
+        yield _left_out(a, m, Fate.AFTER_LAST_USER, "R-TURN-1")
     yield from (r for r in payload.prepared.rows if not r.key or r.key == "image_drop_notice")
 
 
@@ -219,4 +201,18 @@ def table(rows: list[Row]) -> str:
             colalign=("left", "left", "left", "right", "left", "left", "left"),
         )
         + "\n"
+    )
+
+
+def _left_out(a: Assembly, m: StoredMessage, fate: Fate, rule: str) -> Row:
+    """The row of a stored message that is not in the payload (no segment)."""
+    return Row(
+        m.id,
+        str(m.role),
+        None,
+        _stored_tokens(a, m.text, m.tokens),
+        fate,
+        rule,
+        key=message_key(m.id),
+        text=m.text,
     )
