@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import types
 from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
@@ -638,6 +637,24 @@ def test_now_parsing() -> None:
     assert errors("now: yesterday\n") == ["fx.yaml:/now: not an ISO 8601 date-time: 'yesterday'"]
 
 
+@pytest.mark.parametrize(
+    "text", ["2026-03-14T09:30:00Z", "2026-03-14T09:30:00", "2026-03-14", "2026-03-14T09:30+02:00", "2026-03-14Z", "x"]
+)
+def test_now_option_and_fixture_now_agree(text: str) -> None:
+    """`--now` and the fixture's `now:` are read by one parser: same instant, or both refused."""
+    from ctxkit.cli.options import parse_now
+
+    try:
+        option: datetime | None = parse_now(text)
+    except InputError as exc:
+        assert exc.lines() == [f"--now: {text!r} is not an ISO 8601 date-time"]
+        option = None
+    if option is None:
+        assert errors(f"now: '{text}'\n") == [f"fx.yaml:/now: not an ISO 8601 date-time: {text!r}"]
+    else:
+        assert load(f"now: '{text}'\n").now == option
+
+
 def test_defaults_and_absent_fields() -> None:
     fx = load("")
     assert fx.model.max_input_tokens == 1000 and fx.model.supports_images is None
@@ -656,13 +673,12 @@ def test_prompts_turn_and_templates_pass_through() -> None:
     assert fx.templates == (("reminder.citation", "Cite."), ("image.label", "[{id}]"))
 
 
-def test_templates_hook_reports_at_the_template_pointer(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("ctxkit.loading.templates")
-    fake.validate_overrides = lambda mapping: [(k, f"bad {k}") for k in sorted(mapping) if k != "ok"]  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "ctxkit.loading.templates", fake)
-    assert errors("templates: {ok: a, zz: b, a/b: c}\n") == [
-        "fx.yaml:/templates/a~1b: bad a/b",
-        "fx.yaml:/templates/zz: bad zz",
+def test_templates_problems_reported_at_the_template_pointer() -> None:
+    """The registry's own checks run on `templates:` (a plain import, no silent fallback)."""
+    assert errors("templates: {reminder.citation: ok, zz: b, a/b: c, image.label: '[{nope}]'}\n") == [
+        "fx.yaml:/templates/a~1b: unknown template name 'a/b' (see `ctxkit templates`)",
+        "fx.yaml:/templates/image.label: template 'image.label' has an unknown slot '{nope}' (its slots: {id})",
+        "fx.yaml:/templates/zz: unknown template name 'zz' (see `ctxkit templates`)",
     ]
 
 

@@ -7,12 +7,13 @@ pipeline results; warnings echoed to stderr as `warning:` lines.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TypeVar
 
 import click
 
 from ctxkit.errors import InputError
+from ctxkit.loading.files import DEFAULT_MAX_SIZE_TEXT
 
 F = TypeVar("F", bound=Callable[..., Any])
 PROVIDERS = ["openai", "azure", "anthropic", "ollama", "gemini"]
@@ -57,7 +58,7 @@ def load_options(fn: F) -> F:
     fn = click.option(
         "--max-size",
         callback=checked_text,
-        default="64M",
+        default=DEFAULT_MAX_SIZE_TEXT,
         show_default=True,
         help="Largest fixture accepted (bytes, K/M/G suffixes).",
     )(fn)
@@ -132,11 +133,12 @@ def check_value(option: str, param_type: click.ParamType[Any], value: object) ->
 def parse_now(value: str | None) -> datetime | None:
     if value is None:
         return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise InputError(f"--now: {value!r} is not an ISO 8601 date-time") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    from ctxkit.loading.refs import parse_datetime
+
+    parsed = parse_datetime(value)
+    if parsed is None:
+        raise InputError(f"--now: {value!r} is not an ISO 8601 date-time")
+    return parsed
 
 
 def build_options(kw: dict[str, Any]) -> Any:
@@ -164,9 +166,8 @@ def build_options(kw: dict[str, Any]) -> Any:
 def load(path: str, kw: dict[str, Any]) -> Any:
     from ctxkit.loading.read import load_fixture, parse_size
 
-    return load_fixture(
-        path, allow_outside_paths=kw.get("allow_outside_paths", False), max_size=parse_size(kw.get("max_size") or "64M")
-    )
+    max_size = parse_size(kw.get("max_size") or DEFAULT_MAX_SIZE_TEXT)
+    return load_fixture(path, allow_outside_paths=kw.get("allow_outside_paths", False), max_size=max_size)
 
 
 def run_pipeline(path: str, kw: dict[str, Any]) -> Any:

@@ -14,6 +14,7 @@ import stat
 from typing import IO
 
 _CHUNK = 1024 * 1024
+DEFAULT_MAX_SIZE_TEXT = "64M"  # the --max-size default as typed; `read.DEFAULT_MAX_SIZE` is its value in bytes
 
 
 class Unreadable(Exception):

@@ -18,16 +18,27 @@ from typing import IO, Any
 from ctxkit.assembly import collector
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading import domain
-from ctxkit.loading.files import TooBig, Unreadable, read_bounded, read_regular_file
+from ctxkit.loading.files import DEFAULT_MAX_SIZE_TEXT, TooBig, Unreadable, read_bounded, read_regular_file
 from ctxkit.loading.refs import FloatTexts, build_fixture, template_problems
 from ctxkit.loading.schema import JsonPath, line_column, load_schema, pointer, problem, validate_document
 from ctxkit.loading.yaml_text import parse_yaml
 
 __all__ = ["load_fixture", "load_schema", "load_templates_file", "parse_size"]
 
-DEFAULT_MAX_SIZE = 64 * 1024**2
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 _SIZE = re.compile(r"\s*(\d{1,19})\s*(?:([kmg])(?:i?b)?|b)?\s*", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """`--max-size`: bytes with an optional K/M/G suffix (binary units: 1K = 1024)."""
+    match = _SIZE.fullmatch(text)
+    if match is None or int(match[1]) == 0:
+        example = f"512K or {DEFAULT_MAX_SIZE_TEXT}"
+        raise InputError(problem("--max-size", "", f"expected a positive size such as {example}, got {text!r}"))
+    return int(match[1]) * _SIZE_UNITS[(match[2] or "").lower()]
+
+
+DEFAULT_MAX_SIZE = parse_size(DEFAULT_MAX_SIZE_TEXT)
 
 
 def load_fixture(
@@ -69,14 +80,6 @@ def load_templates_file(
     if found:
         raise InputError([problem(path, pointer(at), message) for at, message in found])
     return tuple(doc.items())
-
-
-def parse_size(text: str) -> int:
-    """`--max-size`: bytes with an optional K/M/G suffix (binary units: 1K = 1024)."""
-    match = _SIZE.fullmatch(text)
-    if match is None or int(match[1]) == 0:
-        raise InputError(problem("--max-size", "", f"expected a positive size such as 512K or 64M, got {text!r}"))
-    return int(match[1]) * _SIZE_UNITS[(match[2] or "").lower()]
 
 
 # --- bytes ---------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import importlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -23,6 +22,7 @@ from ctxkit.loading import domain
 from ctxkit.loading.files import Missing, TooBig, Unreadable, read_regular_file
 from ctxkit.loading.graph import check_references
 from ctxkit.loading.schema import JsonPath, pointer, problem, sort_key
+from ctxkit.loading.templates import validate_overrides
 
 FloatTexts = dict[int, tuple[float, str]]  # id(float) -> (the float, its text as written)
 MAX_ARGS_DEPTH = 100  # deeper tool arguments could not be serialized safely later
@@ -317,37 +317,37 @@ def _at(item: dict[str, Any], where: JsonPath, found: list[tuple[JsonPath, str]]
     text = item.get("at")
     if text is None:
         return None
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        parsed = None
-    if parsed is None or parsed.tzinfo is None or len(text) <= 10:
+    parsed = parse_datetime(text, zone_required=True)
+    if parsed is None:
         found.append(((*where, "at"), f"not an ISO 8601 date-time with a zone: {text[:40]!r}"))
-        return None
     return parsed
 
 
 def _now(text: str, found: list[tuple[JsonPath, str]]) -> datetime | None:
-    """ISO 8601 (`Z` accepted); a value without offset is UTC; a date alone is midnight."""
+    parsed = parse_datetime(text)
+    if parsed is None:
+        found.append((("now",), f"not an ISO 8601 date-time: {text[:40]!r}"))
+    return parsed
+
+
+def parse_datetime(text: str, *, zone_required: bool = False) -> datetime | None:
+    """An ISO 8601 date-time (`Z` accepted), or None when `text` is not one; the one parser
+    of the fixture's `now` and `at` and of `--now`.
+
+    Without `zone_required`, a value without offset is UTC and a date alone is midnight;
+    with it, a value must carry a zone (and so a time).
+    """
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
-        found.append((("now",), f"not an ISO 8601 date-time: {text[:40]!r}"))
         return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    if parsed.tzinfo is None:
+        return None if zone_required else parsed.replace(tzinfo=UTC)
+    return None if zone_required and len(text) <= 10 else parsed
 
 
 def template_problems(templates: dict[str, str], at: JsonPath) -> Iterable[tuple[JsonPath, str]]:
     """Call site for the template registry (docs/rules.md#templates): it checks names and slots."""
     if not templates:
         return []
-    try:
-        registry = importlib.import_module("ctxkit.loading.templates")
-    except ModuleNotFoundError as exc:
-        if exc.name != "ctxkit.loading.templates":
-            raise
-        return []
-    validate = getattr(registry, "validate_overrides", None)
-    if validate is None:
-        return []
-    return [((*at, name), message) for name, message in validate(templates)]
+    return [((*at, name), message) for name, message in validate_overrides(templates)]
