@@ -6,6 +6,7 @@ markdown lines.
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from report import R, fmt, get, med, mib, table, verdict
@@ -373,16 +374,31 @@ def html(r: R) -> list[str]:
             size = entry["bytes"]
             total = entry["total"]
             calls = f"{entry['calls']:,} calls" if entry.get("calls") else ""
-            rows.append([name, calls, fmt(med(total)), fmt(med(total, 1)), f"{size / 1e6:.2f} MB", _under(size)])
+            opened = entry.get("open")
+            seconds = statistics.median(opened) if opened else None
+            rows.append(
+                [
+                    name,
+                    calls,
+                    fmt(med(total)),
+                    fmt(med(total, 1)),
+                    f"{size / 1e6:.2f} MB",
+                    _under(size),
+                    fmt(seconds) if seconds is not None else "no browser",
+                    "" if seconds is None else "**met**" if seconds < 2 else "**missed**",
+                ]
+            )
     if not rows:
         return []
+    header = ["fixture", "replay", "wall (median)", "cpu (median)", "page size", "under 5 MB", "opens in", "under 2 s"]
     return [
         "## `ctxkit report` (a fresh process writing the HTML page, the fixture's window)",
         "",
-        table(["fixture", "replay", "wall (median)", "cpu (median)", "page size", "under 5 MB"], rows),
+        table(header, rows),
         "",
-        "That each page opens in headless Chromium in under 2 s is checked on the same fixtures by "
-        "`tests/test_report_browser.py`.",
+        "\"Opens in\" is the median time to the page's load event in headless Chromium (the system's "
+        "`chromium`, driven by Playwright; a fresh tab each run). `tests/test_report_browser.py` checks "
+        "the same pages' content and their size in elements, not their speed.",
         "",
     ]
 

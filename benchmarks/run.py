@@ -157,6 +157,7 @@ class Bench:
                 "total": samples,
                 "bytes": len(page.encode()),
                 "calls": page.count('class="call"'),
+                "open": open_times(out, self.n(5)),
             }
 
     def replay(self) -> None:
@@ -170,6 +171,30 @@ class Bench:
             {"job": "replay", "path": self.path("history-2000"), "budget": BUDGET, "repeat": 1},
             timeout=900,
         )
+
+
+def open_times(page: Path, runs: int) -> list[float] | None:
+    """R-HTML-3: seconds until the page's load event in headless Chromium, one fresh tab per
+    run (the browser tests check the page's content; its speed is measured here). None when
+    Playwright or the system's Chromium is missing (see tests/browser.py)."""
+    sys.path.insert(0, str(REPO))
+    from tests import browser
+
+    if browser.missing():
+        return None
+    from playwright.sync_api import sync_playwright
+
+    times = []
+    with sync_playwright() as playwright:
+        chromium = browser.launch(playwright)
+        for _ in range(runs):
+            context = chromium.new_context()
+            tab = context.new_page()
+            tab.goto(page.resolve().as_uri(), wait_until="load")
+            times.append(tab.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd") / 1000)
+            context.close()
+        chromium.close()
+    return times
 
 
 def main() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+import tracemalloc
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,3 +54,18 @@ def ctxkit(*args: str, stdin: str | bytes | None = None, expect: int | None = 0)
 @pytest.fixture
 def cli():
     return ctxkit
+
+
+def peak_bytes(work: Callable[[], object]) -> int:
+    """The most memory Python held at once while `work` ran (tracemalloc).
+
+    Unlike a wall-clock limit, this does not depend on how busy the machine is: tests
+    that guard against work blowing up (alias bombs) bound memory, and `make bench`
+    measures time."""
+    tracemalloc.start()
+    try:
+        work()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
