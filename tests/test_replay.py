@@ -382,6 +382,36 @@ def test_r_rpl_7_settings_prices_price_every_call(tmp_path: Path) -> None:
     assert Decimal(str(c["cost"])) == Decimal("0.0001075")
 
 
+@pytest.mark.parametrize(
+    ("provider", "model"),
+    [("openai", "gpt-4o"), ("anthropic", "claude-3-5-haiku-20241022"), ("anthropic", "claude-sonnet-4-5")],
+)
+def test_r_rpl_7_cost_per_call_equals_the_package_arithmetic(provider: str, model: str) -> None:
+    """Replay prices untiered models from unit rates looked up once (R-RPL-9); every cost must
+    still equal, as a value, what `genai_prices.calc_price` gives for the same usage."""
+    import random
+
+    import genai_prices
+
+    from ctxkit.replay.cost import PROVIDER_IDS, Pricer
+
+    pricer = Pricer(provider, model, None)
+    rng = random.Random(7)
+    clock = load_fixture(str(REPLAY / "append.yaml")).now
+    for _ in range(40):
+        prompt = rng.randint(0, 300_000)
+        cached = rng.randint(0, prompt)
+        written = rng.randint(0, prompt - cached) if provider == "anthropic" else 0
+        output = rng.choice([0, rng.randint(1, 8_000)])
+        usage = genai_prices.Usage(
+            input_tokens=prompt, cache_read_tokens=cached, cache_write_tokens=written, output_tokens=output
+        )
+        expected = genai_prices.calc_price(
+            usage, model, provider_id=PROVIDER_IDS[provider], genai_request_timestamp=clock
+        ).total_price
+        assert pricer.cost(prompt, cached, written, output, clock) == Decimal(expected)
+
+
 def test_r_rpl_7_output_tokens_follow_the_stored_conversation() -> None:
     calls = rows(REPLAY / "placeholder.yaml")
     # (u1, 0) produced the next turn's call: its argument tokens; (u1, 1) produced the answer; the last: null

@@ -36,6 +36,11 @@ class Result:
                 self._wire.append(items.wire_tokens(self.payload, meter=self.assembly.meter))
         return self._wire[0]
 
+    def counted(self, wire_tokens: int) -> None:
+        """Give the wire tokens counted elsewhere (replay sums its prompt items, the same number)."""
+        if not self._wire:
+            self._wire.append(wire_tokens)
+
     def over_window_tokens(self) -> int:
         """R-ASM-9: how far the request as sent exceeds the window; 0 when it fits.
 
@@ -43,7 +48,7 @@ class Result:
         texts fits, the request fits: small requests are never tokenized for this
         (a fixture with stored counts does not load its tokenizer).
         """
-        if items.wire_tokens(self.payload, meter=_ByteBound(self.assembly)) <= self.max_input_tokens:
+        if not self._wire and items.wire_tokens(self.payload, meter=_ByteBound(self.assembly)) <= self.max_input_tokens:
             return 0
         return items.over_window_tokens(self.wire_tokens(), self.max_input_tokens)
 

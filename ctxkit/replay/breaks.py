@@ -8,11 +8,12 @@ the closed list with the rule behind it, and the tokens already paid for that co
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from ctxkit.history.working import Fate, Kind, Origin
+from ctxkit.history.working import Fate, Kind, Origin, Working
 from ctxkit.loading.domain import Fixture, Role
 from ctxkit.translate.items import Item
 
@@ -54,13 +55,31 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """What a later call needs to know about an earlier one."""
+    """What a later call needs to know about an earlier one.
+
+    Only the item at the break is ever mapped back to its working message, so a view keeps the
+    assembled list as it is and builds that one `Source` on demand (no per-message work per call)."""
 
     items: tuple[Item, ...]
-    sources: tuple[Source, ...]
+    messages: Sequence[Working]  # the assembled list (Assembly.messages)
+    fated: Sequence[Fated | None]  # the decision behind each of them, by position
+    segments: Mapping[str, Sequence[Working]]  # Assembly.segments
     user: str
     system: str | None
     date: str | None
+
+    def source(self, index: int) -> Source:
+        w, fated = self.messages[index], self.fated[index]
+        stored = w.source_id if w.origin in STORED else None
+        if fated is not None and fated.segment:
+            segment: str | None = str(fated.segment)
+        else:
+            segment = next((str(name) for name, ws in list(self.segments.items())[::-1] if w.key in _keys(ws)), None)
+        return Source(w.key, str(w.kind), w.origin, w.file_id or w.source_id, stored, segment, w.placeholder)
+
+
+def _keys(ws: Sequence[Working]) -> set[str]:
+    return {w.key for w in ws}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,19 +114,16 @@ def view(result: Result, items: tuple[Item, ...], user: str) -> tuple[View, Drop
     from ctxkit.assembly.system import format_date
 
     a = result.assembly
-    segments = {w.key: str(name) for name, ws in a.segments.items() for w in ws}
-    sources = []
-    for w in a.messages:
-        fated = a.fates.get(w.key)
-        stored = w.source_id if w.origin in STORED else None
-        segment = str(fated.segment) if fated is not None and fated.segment else segments.get(w.key)
-        sources.append(Source(w.key, str(w.kind), w.origin, w.file_id or w.source_id, stored, segment, w.placeholder))
+    fated = list(map(a.fates.get, map(_KEY, a.messages)))
     system = next((w.text for w in a.messages if w.kind is Kind.SYSTEM), None)
     date = format_date(a.eff.now) if a.eff.now is not None else None
     capped = frozenset(
         r.key.rsplit("#img", 1)[0] for r in result.payload.prepared.rows if r.fate is Fate.IMAGE_CAPPED and r.key
     )
-    return View(items, tuple(sources), user, system, date), Dropped(a.fates, capped)
+    return View(items, a.messages, fated, a.segments, user, system, date), Dropped(a.fates, capped)
+
+
+_KEY = attrgetter("key")
 
 
 class Ancestry:
@@ -151,9 +167,9 @@ def _side(v: View, item: Item | None) -> dict[str, Any] | None:
 
 
 def _source(v: View, item: Item | None) -> Source | None:
-    if item is None or item.source is None or item.source >= len(v.sources):
+    if item is None or item.source is None or item.source >= len(v.messages):
         return None
-    return v.sources[item.source]
+    return v.source(item.source)
 
 
 def find(this: View, dropped: Dropped, cand: View | None, common: int, *, expired: bool, ancestry: Ancestry) -> Break:

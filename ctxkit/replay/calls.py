@@ -78,6 +78,9 @@ class Planner:
         self._running: list[int] = []
         self.hanging = {m.parent for m in fixture.messages if m.role is Role.SUMMARY}
         self._base = fixture.messages  # fixture.messages + the synthetic summaries so far
+        self._by_id = {m.id: m for m in fixture.messages}
+        self._dated: dict[str, tuple[StoredMessage | None, int]] = {}  # see `_dated_above`
+        self._depth: dict[str, int] = {}
         self.users = [m for m in self.path if m.role is Role.USER]
         if not self.users:
             raise RuleError(f"{fixture.source}: no user message on the branch: nothing to answer (R-ASM-3)")
@@ -160,10 +163,37 @@ class Planner:
             messages = tuple(m for m in messages if not (m.role is Role.SUMMARY and m.parent == user.id))
         fixture = replace(self.fixture, messages=messages, leaf=user.id, in_flight=loop, turn=TurnOverrides())
         branch = tree.select(fixture, user.id, paths=self.paths)
-        clock = _last_at(loop) or _last_at(branch.live) or self.now  # R-RPL-3: the last dated message sent
+        clock = _last_at(loop) or self._last_live_at(branch.live) or self.now  # R-RPL-3: the last dated message sent
         fixture = replace(fixture, now=clock)
         options = replace(self.options, leaf=None, now=None)
         return Call(user, step, on_branch, False, fixture, options, clock, output, branch.summary)
+
+    def _last_live_at(self, live: tuple[StoredMessage, ...]) -> datetime | None:
+        """`_last_at(live)` without walking back over a long undated history on every call.
+
+        `live` is a stretch of one root path; per stored message, the latest dated message at or
+        above it on its path and the depth of both are found once (R-RPL-9)."""
+        if not live:
+            return None
+        dated, depth = self._dated_above(live[-1])
+        return dated.at if dated is not None and depth >= self._depth[live[0].id] else None
+
+    def _dated_above(self, m: StoredMessage) -> tuple[StoredMessage | None, int]:
+        """(the latest dated message at or above `m` on its root path, its depth)."""
+        climbed: list[StoredMessage] = []
+        node: StoredMessage | None = m
+        while node is not None and node.id not in self._dated:
+            climbed.append(node)
+            node = self._by_id[node.parent] if node.parent is not None else None
+        found, depth = self._dated[node.id] if node is not None else (None, -1)
+        base = self._depth[node.id] if node is not None else -1
+        for n in reversed(climbed):
+            base += 1
+            self._depth[n.id] = base
+            if n.at is not None:
+                found, depth = n, base
+            self._dated[n.id] = (found, depth)
+        return self._dated[m.id]
 
     # --- compression in time (R-RPL-2) ---------------------------------------------------
 

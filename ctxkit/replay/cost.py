@@ -7,8 +7,10 @@ to the price data. Offline: only the data shipped inside the package is read, ne
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 
 from ctxkit.loading.domain import Prices
 
@@ -22,6 +24,9 @@ class Pricer:
         self.model = model
         self.prices = prices
         self.unknown = False  # the price data does not know the model (one warning per replay)
+        self._model: Any = None  # the package's model and provider, found on the first call
+        self._provider: Any = None
+        self._rates: dict[int, tuple[Any, _Rates | None]] = {}  # per price set in force (kept alive here)
 
     def cost(
         self, prompt: int, cached: int, written: int, output: int | None, clock: datetime | None
@@ -41,17 +46,29 @@ class Pricer:
             return None
         import genai_prices  # imported on use: its data takes a moment to load
 
-        usage = genai_prices.Usage(
-            input_tokens=prompt, cache_read_tokens=cached, cache_write_tokens=written, output_tokens=output
-        )
-        try:
-            found = genai_prices.calc_price(
-                usage, self.model, provider_id=PROVIDER_IDS[self.provider], genai_request_timestamp=clock
+        if self._model is None:  # the model is looked up once per replay, by the package itself
+            usage = genai_prices.Usage(
+                input_tokens=prompt, cache_read_tokens=cached, cache_write_tokens=written, output_tokens=output
             )
-        except LookupError:
-            self.unknown = True
-            return None
-        return Decimal(found.total_price)
+            try:
+                found = genai_prices.calc_price(
+                    usage, self.model, provider_id=PROVIDER_IDS[self.provider], genai_request_timestamp=clock
+                )
+            except LookupError:
+                self.unknown = True
+                return None
+            self._model, self._provider = found.model, found.provider
+            return Decimal(found.total_price)
+        prices = self._model.get_prices(clock or datetime.now(UTC))  # prices change over time
+        rates = self._rates.get(id(prices))
+        if rates is None:
+            rates = self._rates[id(prices)] = (prices, _Rates.of(prices))
+        if rates[1] is None:  # tiered prices: not linear in the counts, ask the package every time
+            usage = genai_prices.Usage(
+                input_tokens=prompt, cache_read_tokens=cached, cache_write_tokens=written, output_tokens=output
+            )
+            return Decimal(self._model.calc_price(usage, self._provider, genai_request_timestamp=clock).total_price)
+        return rates[1].cost(prompt, cached, written, output)
 
     def warning(self) -> str | None:
         if not self.unknown:
@@ -60,3 +77,40 @@ class Pricer:
             f"no price known for {self.provider} model {self.model!r}: costs are null "
             "(give settings.prices to price it, R-RPL-7)"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Rates:
+    """One price set as a fixed part and a price per token of each count, taken from the package's
+    own arithmetic on unit usages. Untiered prices are exact decimals times counts, so the cost of
+    any call is this affine sum, equal in value to what the package computes (checked in the tests)
+    at a fraction of its per-call cost (R-RPL-9)."""
+
+    base: Decimal
+    input: Decimal
+    cached: Decimal  # on top of `input`: a cached token is also an input token
+    written: Decimal
+    output: Decimal
+
+    @staticmethod
+    def of(prices: Any) -> _Rates | None:
+        from genai_prices import Usage
+        from genai_prices.types import TieredPrices
+
+        if any(isinstance(v, TieredPrices) for v in vars(prices).values()):
+            return None
+
+        def at(**counts: int) -> Decimal:
+            return Decimal(prices.calc_price(Usage(**counts))["total_price"])
+
+        base, one = at(), at(input_tokens=1)
+        return _Rates(
+            base,
+            one - base,
+            at(input_tokens=1, cache_read_tokens=1) - one,
+            at(input_tokens=1, cache_write_tokens=1) - one,
+            at(output_tokens=1) - base,
+        )
+
+    def cost(self, prompt: int, cached: int, written: int, output: int) -> Decimal:
+        return self.base + prompt * self.input + cached * self.cached + written * self.written + output * self.output

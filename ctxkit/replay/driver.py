@@ -23,7 +23,7 @@ from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
 from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Call, Output, Planner
 from ctxkit.replay.cost import Pricer
-from ctxkit.translate.items import prompt_items, prompt_tokens
+from ctxkit.translate.items import ItemMemo, prompt_items, prompt_tokens
 
 if TYPE_CHECKING:
     from ctxkit.assembly.pipeline import Result
@@ -94,21 +94,23 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     views: dict[int, breaks.View] = {}
     rows: list[CallRow] = []
     shared = Shared()  # each stored message converted once for all calls (R-RPL-9)
+    memo = ItemMemo()  # and each distinct prompt item keyed and counted once
     for index, call in enumerate(planner.calls()):
         try:
             result = run(call.fixture, call.options, shared=shared)
         except RuleError as exc:
             raise RuleError(f"call {index} ({call.label}): {exc}") from None
+        items = prompt_items(result.payload, meter=result.assembly.meter, memo=memo)
+        prompt = prompt_tokens(items)
+        result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         for w in result.warnings:  # R-ASM-9's over-the-window warning is about this call: say which
             _add(warnings, f"call {index} ({call.label}): {w}" if "(R-ASM-9)" in w else w)
-        items = prompt_items(result.payload, meter=result.assembly.meter)
         hit = prompt_cache.add(items, call.clock)
         view, dropped = breaks.view(result, items, call.user.id)
         against = hit.candidate if not hit.expired else index - 1
         other = views.get(against) if against is not None and against >= 0 else None
         common = 0 if hit.expired else hit.common  # expired: nothing of the previous call is reusable
         brk = breaks.find(view, dropped, other, common, expired=hit.expired, ancestry=ancestry)
-        prompt = prompt_tokens(items)
         output = _output_tokens(call.output, result.assembly.meter)
         rows.append(
             CallRow(
