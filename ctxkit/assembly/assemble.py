@@ -47,9 +47,8 @@ class Assembly:
     available: int
     reserved: int
     project: proj.ProjectPart
-    dropped: list[Working]  # older history left out (truncated or last-n cut)
+    dropped: list[Working]  # older history left out (last-n cut, truncated or evicted)
     forgotten: list[tuple[FileRecord, bool]]  # (file, size known)
-    forgotten_left_out: int
     clock_dependent: bool
     record: Record = field(default_factory=Record)
 
@@ -69,6 +68,16 @@ def available_tokens(max_input: int, margin: Decimal) -> int:
     return floor_ratio(max_input, 1 - margin)
 
 
+def today(eff: Effective) -> str:
+    """R-SYS-2: the date the system prompt shows: the fixture's `now`, else the real clock."""
+    return sysp.format_date(eff.now or datetime.now(UTC))
+
+
+def reserved_tokens(eff: Effective, meter: Meter, date: str | None = None) -> int:
+    """R-SYS-6: the worst-case system texts; assembly and compression both reserve this."""
+    return sysp.reserved_tokens(eff, meter.text, today(eff) if date is None else date)
+
+
 @dataclass(slots=True)
 class Shared:
     """Work shared by the calls of one replay (R-RPL-9): branch lookups and each stored
@@ -78,143 +87,199 @@ class Shared:
     conversions: conv.Conversions = field(default_factory=conv.Conversions)
 
 
+@dataclass(frozen=True, slots=True)
+class Fixed:
+    """The parts that do not depend on the history (R-ASM-2): generated texts and the project."""
+
+    system: Working | None
+    agent: Working | None
+    reminder: Working | None
+    project: proj.ProjectPart
+    reserved: int
+    clock_dependent: bool
+
+    def tokens(self, meter: Meter) -> int:
+        generated = (self.system, self.agent, self.reminder)
+        return sum(meter.of(w) for w in generated if w) + self.project.tokens(meter)
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """R-FILE-1…3's outcome: the history still kept, what was evicted, and the list."""
+
+    kept: list[Working]
+    evicted: list[Working]  # oldest first; a prefix of the history it was given
+    listing: Working | None
+    found: list[tuple[FileRecord, bool]]  # the files listed: (file, size known)
+    left_out: int  # forgotten files that did not fit the list
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """R-ASM-8's outcome: the kept history and in-turn messages without orphan results."""
+
+    kept: list[Working]
+    in_turn: list[Working]
+    orphans: list[Working]
+
+
 def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
-    fixture = eff.fixture
+    """The pipeline of assembly: each step below returns a small value; only this function combines them."""
     meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
     record = Record()
-    branch = tree.select(fixture, eff.leaf, paths=shared.paths if shared else None)
-    converted = conv.convert(branch, fixture, eff.templates, memo=shared.conversions if shared else None)
-    if converted.last_user is None:
-        raise RuleError(f"{fixture.source}: no user message on the branch: nothing to answer (R-ASM-3)")
-    turn = sysp.turn_state(fixture)
-    now = eff.now
-    date = sysp.format_date(now or datetime.now(UTC))
+    branch = tree.select(eff.fixture, eff.leaf, paths=shared.paths if shared else None)
+    converted = conv.convert(branch, eff.fixture, eff.templates, memo=shared.conversions if shared else None)
+    last_user = converted.last_user
+    if last_user is None:
+        raise RuleError(f"{eff.fixture.source}: no user message on the branch: nothing to answer (R-ASM-3)")
+    fixed = fixed_parts(eff, meter, record)
+    if fixed.project.images:
+        last_user = last_user.with_(images=last_user.images + fixed.project.images)
+    available = available_tokens(eff.max_input_tokens, eff.settings.safety_margin)
+    budget = history_budget(eff, meter, fixed, available)
+    older = list(converted.history)
+    cut = last_n_cut(older, eff.settings.last_n_user_messages, last_user)
+    tail = [last_user, *converted.in_turn]
+    room = budget - tail_tokens(eff, meter, tail, budget)
+    start = cut + truncate(older[cut:], room, meter)
+    eviction = Eviction(older[start:], [], None, [], 0)
+    if "read_file" in eff.tool_names:
+        eviction = forgotten_files(eff, meter, converted, older[start:], older[:start], room)
+        if eviction.left_out:
+            record.warn(
+                f"{eviction.left_out} forgotten file(s) were left out of the read_file list: "
+                "it does not fit the history budget (R-FILE-3)"
+            )
+    answered = drop_orphans(eviction.kept, tail[1:])
+    kept = [w.with_(cacheable=True) for w in answered.kept]
+    fates: dict[str, Fated] = {}
+    _fate_all(fates, older[:cut], Fate.LAST_N_CUT, "R-ASM-5")
+    _fate_all(fates, older[cut:start], Fate.TRUNCATED, "R-ASM-4")
+    _fate_all(fates, eviction.evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
+    fates.update(_answer_fates(answered.orphans, kept, last_user, answered.in_turn))
+    segments: dict[str, list[Working]] = {
+        Segment.SYSTEM: [fixed.system] if fixed.system else [],
+        Segment.HISTORY: kept,
+        Segment.CUSTOM_AGENT: [fixed.agent] if fixed.agent else [],
+        Segment.PROJECT_FILES: [w for w in (fixed.project.documents, fixed.project.read_file_list) if w],
+        Segment.FORGOTTEN_FILES: [eviction.listing] if eviction.listing else [],
+        Segment.LAST_USER: [last_user],
+        Segment.IN_TURN: answered.in_turn,
+        Segment.REMINDER: [fixed.reminder] if fixed.reminder else [],
+    }
+    return Assembly(
+        eff=eff,
+        meter=meter,
+        branch=branch,
+        converted=converted,
+        messages=[w for ws in segments.values() for w in ws],
+        segments=segments,
+        fates=fates,
+        history_budget=budget,
+        available=available,
+        reserved=fixed.reserved,
+        project=fixed.project,
+        dropped=older[:start] + eviction.evicted,
+        forgotten=eviction.found,
+        clock_dependent=fixed.clock_dependent,
+        record=record,
+    )
 
-    reserved = sysp.reserved_tokens(eff, meter.text, date)
+
+def fixed_parts(eff: Effective, meter: Meter, record: Record) -> Fixed:
+    """Turn state (R-TURN-2), system texts (R-SYS), the project (R-PROJ) and the reminder (R-REM)."""
+    turn = sysp.turn_state(eff.fixture)
+    date = today(eff)
+    reserved = reserved_tokens(eff, meter, date)
     project = proj.build(eff, meter, reserved)
     citations = turn.searched or turn.just_ran_web_search or project.cite
     texts = sysp.build(eff, citations=citations, tools=eff.tool_names, date=date)
-    clock = texts.clock_dependent
-    if clock and now is None:
+    if texts.clock_dependent and eff.now is None:
         record.warn(
             "no `now` in the fixture: the date comes from the real clock, so this output is not reproducible (R-SYS-2)"
         )
     reminder_text = sysp.reminder_text(eff, turn, citations=citations)
-
-    system = _generated("system", Kind.SYSTEM, texts.system, meter, cacheable=True)
-    agent = _generated("custom_agent", Kind.USER, texts.agent, meter)
     reminder = None
     if reminder_text is not None:
-        reminder = Working(
-            "reminder",
-            Kind.REMINDER,
-            reminder_text,
-            meter.text(sysp.wrap_reminder(reminder_text)),
-            origin=Origin.REMINDER,
-        )
+        wrapped = meter.text(sysp.wrap_reminder(reminder_text))
+        reminder = Working("reminder", Kind.REMINDER, reminder_text, wrapped, origin=Origin.REMINDER)
+    return Fixed(
+        system=_generated("system", Kind.SYSTEM, texts.system, meter, cacheable=True),
+        agent=_generated("custom_agent", Kind.USER, texts.agent, meter),
+        reminder=reminder,
+        project=project,
+        reserved=reserved,
+        clock_dependent=texts.clock_dependent,
+    )
 
-    last_user = converted.last_user
-    if project.images:
-        last_user = last_user.with_(images=last_user.images + project.images)
-    available = available_tokens(eff.max_input_tokens, eff.settings.safety_margin)
-    fixed = sum(meter.of(w) for w in (system, agent, reminder) if w) + project.tokens(meter)
-    budget = available - fixed
-    if budget < 0:
+
+def history_budget(eff: Effective, meter: Meter, fixed: Fixed, available: int) -> int:
+    """R-ASM-2: what the fixed parts leave of the available tokens; a rule error when they do not fit."""
+    need = fixed.tokens(meter)
+    if need > available:
+        parts = {"system": fixed.system, "custom agent": fixed.agent, "reminder": fixed.reminder}
         raise RuleError(
-            f"{fixture.source}: not enough tokens for the fixed parts: they need {plural(fixed, 'token')} "
+            f"{eff.fixture.source}: not enough tokens for the fixed parts: they need {plural(need, 'token')} "
             f"but only {available} are available (R-ASM-2); largest: "
-            + _largest({"system": system, "custom agent": agent, "reminder": reminder}, meter, project.tokens(meter))
+            + _largest(parts, meter, fixed.project.tokens(meter))
         )
-    fates: dict[str, Fated] = {}
-    history = list(converted.history)
-    cut = _last_n_cut(history, eff.settings.last_n_user_messages, last_user)
-    _fate_all(fates, history[:cut], Fate.LAST_N_CUT, "R-ASM-5")
-    history = history[cut:]
-    tail = [last_user, *converted.in_turn]
-    tail_tokens = sum(meter.of(w) for w in tail)
-    if tail_tokens > budget:
+    return available - need
+
+
+def tail_tokens(eff: Effective, meter: Meter, tail: list[Working], budget: int) -> int:
+    """R-ASM-3: the cost of the last user message and this turn's messages; a rule error above the budget."""
+    cost = sum(meter.of(w) for w in tail)
+    if cost > budget:
         raise RuleError(
-            f"{fixture.source}: the last user message and this turn's messages need "
-            f"{plural(tail_tokens, 'token')} but the history budget is {budget} (R-ASM-3); "
+            f"{eff.fixture.source}: the last user message and this turn's messages need "
+            f"{plural(cost, 'token')} but the history budget is {budget} (R-ASM-3); "
             f"largest: {_largest_message(tail, meter)}"
         )
-    start = _truncate(history, budget - tail_tokens, meter)
-    kept, dropped = history[start:], list(converted.history[:cut]) + history[:start]
-    _fate_all(fates, history[:start], Fate.TRUNCATED, "R-ASM-4")
+    return cost
 
-    forgotten: list[tuple[FileRecord, bool]] = []
-    listing: Working | None = None
-    left_out = 0
-    if "read_file" in eff.tool_names:
-        kept, listing, forgotten, left_out = _forgotten_files(
-            eff, meter, converted, kept, dropped, budget - tail_tokens, fates
-        )
-        if left_out:
-            record.warn(
-                f"{left_out} forgotten file(s) were left out of the read_file list: "
-                "it does not fit the history budget (R-FILE-3)"
-            )
 
+def drop_orphans(kept: list[Working], in_turn: list[Working]) -> Answered:
+    """R-ASM-8: a tool result whose call is not in the context before it is left out."""
     announced: set[str] = set()
-    final_kept: list[Working] = []
-    final_tail: list[Working] = []
-    for group, out in ((kept, final_kept), (tail[1:], final_tail)):
+    out: tuple[list[Working], list[Working]] = ([], [])
+    orphans: list[Working] = []
+    for group, found in zip((kept, in_turn), out, strict=True):
         for w in group:
             if w.kind is Kind.TOOL and w.tool_call_id not in announced:
-                fates[w.key] = Fated(Fate.ORPHAN, "R-ASM-8", None, w.notes)
+                orphans.append(w)
                 continue
             announced.update(c.id for c in w.tool_calls)
-            out.append(w)
-    final_kept = [w.with_(cacheable=True) for w in final_kept]
-    for w in final_kept:
-        if w.key not in fates:
-            fate = Fate.PLACEHOLDER if w.placeholder else Fate.KEPT
-            rule = "R-CONV-3" if fate is Fate.PLACEHOLDER else "R-ASM-4"
-            fates[w.key] = Fated(fate, rule, Segment.HISTORY, w.notes)
+            found.append(w)
+    return Answered(kept=out[0], in_turn=out[1], orphans=orphans)
+
+
+def _answer_fates(
+    orphans: list[Working], kept: list[Working], last_user: Working, in_turn: list[Working]
+) -> dict[str, Fated]:
+    """The fates of what reaches the context (R-ASM-3/4, R-CONV-3) and of the orphans (R-ASM-8)."""
+    fates = {w.key: Fated(Fate.ORPHAN, "R-ASM-8", None, w.notes) for w in orphans}
+    for w in kept:
+        if w.placeholder:
+            fates[w.key] = Fated(Fate.PLACEHOLDER, "R-CONV-3", Segment.HISTORY, w.notes)
+        else:
+            fates[w.key] = Fated(Fate.KEPT, "R-ASM-4", Segment.HISTORY, w.notes)
     fates[last_user.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, last_user.notes)
-    for w in final_tail:
+    for w in in_turn:
         fates[w.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.IN_TURN, w.notes)
-    segments: dict[str, list[Working]] = {
-        Segment.SYSTEM: [system] if system else [],
-        Segment.HISTORY: final_kept,
-        Segment.CUSTOM_AGENT: [agent] if agent else [],
-        Segment.PROJECT_FILES: [w for w in (project.documents, project.read_file_list) if w],
-        Segment.FORGOTTEN_FILES: [listing] if listing else [],
-        Segment.LAST_USER: [last_user],
-        Segment.IN_TURN: final_tail,
-        Segment.REMINDER: [reminder] if reminder else [],
-    }
-    messages = [w for ws in segments.values() for w in ws]
-    return Assembly(
-        eff,
-        meter,
-        branch,
-        converted,
-        messages,
-        segments,
-        fates,
-        budget,
-        available,
-        reserved,
-        project,
-        dropped,
-        forgotten,
-        left_out,
-        clock,
-        record,
-    )
+    return fates
 
 
 _KEY, _NOTES = attrgetter("key"), attrgetter("notes")
 
 
-def _fate_all(fates: dict[str, Fated], ws: list[Working], fate: Fate, rule: str) -> None:
-    """The same fate for many messages; one shared (frozen) `Fated` per distinct notes.
+def _fate_all(fates: dict[str, Fated], ws: list[Working], fate: Fate, rule: str, *extra: str) -> None:
+    """The same fate for many messages (their notes, then `extra`); one shared (frozen) `Fated`
+    per distinct notes.
 
     Iterated in C (`map`, `zip`), not per message in Python: replay records the dropped
     history once per call (R-RPL-9)."""
     notes = list(map(_NOTES, ws))
-    shared = {n: Fated(fate, rule, None, n) for n in set(notes)}
+    shared = {n: Fated(fate, rule, None, n + extra) for n in set(notes)}
     fates.update(zip(map(_KEY, ws), map(shared.__getitem__, notes), strict=True))
 
 
@@ -237,7 +302,7 @@ def _largest_message(messages: list[Working], meter: Meter) -> str:
     return f"{label} ({plural(meter.of(w), 'token')})"
 
 
-def _last_n_cut(history: list[Working], n: int | None, last_user: Working) -> int:
+def last_n_cut(history: list[Working], n: int | None, last_user: Working) -> int:
     """R-ASM-5: where the history starts when only the last n user messages count.
 
     The last user message is the first of the n. The cut falls before the pinned
@@ -261,7 +326,7 @@ def _last_n_cut(history: list[Working], n: int | None, last_user: Working) -> in
     return index
 
 
-def _truncate(history: list[Working], room: int, meter: Meter) -> int:
+def truncate(history: list[Working], room: int, meter: Meter) -> int:
     """R-ASM-4: index of the first kept message; walks newest-first, stops at a misfit."""
     used = 0
     start = len(history)
@@ -274,15 +339,14 @@ def _truncate(history: list[Working], room: int, meter: Meter) -> int:
     return start
 
 
-def _forgotten_files(
+def forgotten_files(
     eff: Effective,
     meter: Meter,
     converted: conv.Converted,
     kept: list[Working],
     dropped: list[Working],
     room: int,
-    fates: dict[str, Fated],
-) -> tuple[list[Working], Working | None, list[tuple[FileRecord, bool]], int]:
+) -> Eviction:
     """R-FILE-1…3: list the files no surviving message carries; evict until it fits.
 
     Linear: the kept cost and the carried files are updated per eviction. A list that
@@ -307,7 +371,7 @@ def _forgotten_files(
 
     found = entries()
     if not found:
-        return kept, None, [], 0
+        return Eviction(kept=kept, evicted=[], listing=None, found=[], left_out=0)
     text = proj.read_file_list(found, eff.templates)
     cost = meter.text(text)
     stale = False  # files joined the list since `cost` was counted: it is a lower bound
@@ -320,29 +384,26 @@ def _forgotten_files(
             cost, stale = meter.text(text), False
             continue
         if start == len(kept):
-            dropped.extend(kept)
-            return _partial_list(eff, meter, entries() if stale else found, room)
+            return partial_list(eff, meter, entries() if stale else found, room, evicted=kept)
         w = kept[start]
         start += 1
         kept_cost -= meter.of(w)
-        fates[w.key] = Fated(
-            Fate.TRUNCATED, "R-FILE-3", None, w.notes + ("evicted to make room for the read_file list",)
-        )
         if w.file_id:
             carried[w.file_id] -= 1
             known.add(w.file_id)
             stale = True
-    dropped.extend(kept[:start])
     listing = Working("forgotten_files", Kind.USER, text, cost, origin=Origin.FORGOTTEN_FILES)
-    return kept[start:], listing, found, 0
+    return Eviction(kept=kept[start:], evicted=kept[:start], listing=listing, found=found, left_out=0)
 
 
-def _partial_list(
+def partial_list(
     eff: Effective,
     meter: Meter,
     found: list[tuple[FileRecord, bool]],
     room: int,
-) -> tuple[list[Working], Working | None, list[tuple[FileRecord, bool]], int]:
+    *,
+    evicted: list[Working],
+) -> Eviction:
     """R-FILE-3: no older history left and the list still does not fit: keep a prefix.
 
     The longest fitting prefix, found by bisection (O(log n) counts, not O(n)): a longer
@@ -361,7 +422,7 @@ def _partial_list(
         else:
             hi = mid - 1
     if lo == 0:
-        return [], None, [], len(found)
+        return Eviction(kept=[], evicted=evicted, listing=None, found=[], left_out=len(found))
     text, tokens = cost(lo)
     listing = Working("forgotten_files", Kind.USER, text, tokens, origin=Origin.FORGOTTEN_FILES)
-    return [], listing, found[:lo], len(found) - lo
+    return Eviction(kept=[], evicted=evicted, listing=listing, found=found[:lo], left_out=len(found) - lo)

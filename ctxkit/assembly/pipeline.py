@@ -17,6 +17,7 @@ from ctxkit.loading import models
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Fixture
 from ctxkit.translate import Payload, items, translate
+from ctxkit.translate.common import TranslationInput
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,4 +82,21 @@ def run(fixture: Fixture, options: Options | None = None, *, shared: Shared | No
     with collector.paused():  # linear allocation, no cycles: see `collector`
         eff = resolve(fixture, options)
         assembly = assemble(eff, shared=shared)
-        return Result(assembly, translate(assembly))
+        return Result(assembly, translate(translation_input(assembly)))
+
+
+def translation_input(a: Assembly) -> TranslationInput:
+    """What translation reads of an assembly: its messages by segment and the request's settings."""
+    eff = a.eff
+    return TranslationInput(
+        provider=str(eff.provider),
+        model=eff.model,
+        max_input_tokens=eff.max_input_tokens,
+        max_output_tokens=eff.max_output_tokens,
+        segments=a.segments,
+        tools=eff.fixture.tools,
+        settings=eff.settings,
+        templates=eff.templates,
+        supports_images=eff.supports_images,
+        meter=a.meter,
+    )

@@ -27,8 +27,6 @@ class ProjectPart:
     images: tuple[Image, ...]
     fates: tuple[tuple[FileRecord, Fate, str, str | None], ...]  # file, fate, rule, segment
     fits: bool
-    text_total: int
-    threshold: Decimal
     cite: bool  # project text documents are in context or used as a search filter
 
     def tokens(self, meter: Meter) -> int:
@@ -91,4 +89,11 @@ def build(eff: Effective, meter: Meter, reserved: int) -> ProjectPart:
     if listed:
         text = read_file_list([(f, True) for f in listed], eff.templates)
         rf = Working("project#read_file", Kind.USER, text, None, origin=Origin.PROJECT_READ_FILE)
-    return ProjectPart(documents, rf, images, tuple(fates), fits, total, threshold, cite)
+    return ProjectPart(
+        documents=documents,
+        read_file_list=rf,
+        images=images,
+        fates=tuple(fates),
+        fits=fits,
+        cite=cite,
+    )

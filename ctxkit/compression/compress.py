@@ -12,21 +12,21 @@ from __future__ import annotations
 
 import enum
 import os
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from decimal import Decimal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ctxkit.assembly import system as sysp
-from ctxkit.assembly.assemble import floor_ratio
+from ctxkit.assembly.assemble import floor_ratio, reserved_tokens
 from ctxkit.counting.measure import Meter, dumps_args
 from ctxkit.errors import InputError, Problem
 from ctxkit.history import tree
+from ctxkit.history.working import Kind, Segment, Working
 from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import Fixture, Role, StoredMessage
 from ctxkit.loading.templates import Templates
 from ctxkit.output import plural, write_atomic
+from ctxkit.translate import translate
+from ctxkit.translate.common import TranslationInput
 
 
 class RequestMessage(TypedDict):
@@ -156,11 +156,6 @@ def no_room(window: int, reserved: int) -> str:
     )
 
 
-def reserved_tokens(eff: Effective, meter: Meter) -> int:
-    """R-SYS-6, computed exactly as `assemble` does: the worst-case system texts."""
-    return sysp.reserved_tokens(eff, meter.text, sysp.format_date(eff.now or datetime.now(UTC)))
-
-
 def message_tokens(m: StoredMessage, meter: Meter) -> int:
     """R-CMP-1: the message's own text plus its calls' arguments (no files, images, results)."""
     total = m.tokens if m.tokens is not None else meter.text(m.text)
@@ -246,41 +241,27 @@ def report(p: CompressionPlan) -> dict[str, Any]:
 def provider_body(p: CompressionPlan) -> tuple[dict[str, Any], list[str]] | None:
     """The request as the effective provider's body (and translation's warnings).
 
-    It goes through the normal translators: the request becomes the messages of
-    an otherwise empty `Assembly`, without the fixture's tool definitions.
+    It goes through the normal translators: the request's messages are the whole
+    history segment, sent without the fixture's tool definitions.
     """
     if p.request is None:
         return None
-    from ctxkit.assembly.assemble import Assembly
-    from ctxkit.assembly.project import ProjectPart
-    from ctxkit.history.convert import Converted
-    from ctxkit.history.working import Kind, Record, Working
-    from ctxkit.translate import translate
-
-    eff = replace(p.eff, fixture=replace(p.eff.fixture, tools=()), tool_names=frozenset())
-    meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
+    eff = p.eff
     kinds = {"system": Kind.SYSTEM, "user": Kind.USER, "assistant": Kind.ASSISTANT}
     messages = [Working(f"summary_request#{n}", kinds[m["role"]], m["content"], None) for n, m in enumerate(p.request)]
-    nothing = ProjectPart(None, None, (), (), True, 0, Decimal(0), False)
-    assembly = Assembly(
-        eff,
-        meter,
-        p.branch,
-        Converted((), None, (), (), ()),
-        messages,
-        {},
-        {},
-        0,
-        p.available_tokens,
-        p.reserved_tokens,
-        nothing,
-        [],
-        [],
-        0,
-        False,
-        Record(),
+    request = TranslationInput(
+        provider=str(eff.provider),
+        model=eff.model,
+        max_input_tokens=eff.max_input_tokens,
+        max_output_tokens=eff.max_output_tokens,
+        segments={Segment.HISTORY: messages},
+        tools=(),
+        settings=eff.settings,
+        templates=eff.templates,
+        supports_images=eff.supports_images,
+        meter=Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates),
     )
-    payload = translate(assembly)
+    payload = translate(request)
     return payload.body, list(payload.prepared.warnings)
 
 

@@ -240,8 +240,8 @@ class Planner:
 
         The full plan walks the whole branch; replay asks after every question, so the message
         tokens are summed once along the branch and each question reads two of the sums."""
-        from ctxkit.assembly.assemble import floor_ratio
-        from ctxkit.compression.compress import message_tokens, reserved_tokens
+        from ctxkit.assembly.assemble import floor_ratio, reserved_tokens
+        from ctxkit.compression.compress import message_tokens
 
         if self._meter is None:
             self._meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)

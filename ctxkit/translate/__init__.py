@@ -1,8 +1,9 @@
 """Translation to provider payloads (layer 3, R-TR-1…9): a small registry.
 
-Input: an `Assembly`. Output: `Payload` — the request body exactly as a client
-would send it, plus what translation had to change (rows and warnings).
-Each provider module exposes `translate(assembly, prepared) -> Translated`; `items`
+Input: a `TranslationInput` (the assembled messages and the request's settings).
+Output: `Payload` — the request body exactly as a client would send it, plus what
+translation had to change (rows and warnings).
+Each provider module exposes `translate(request, prepared) -> Translated`; `items`
 turns a payload into the prompt items a provider reads (R-RPL-4).
 """
 
@@ -12,8 +13,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ctxkit.assembly.assemble import Assembly
-from ctxkit.translate.common import Prepared, Translated, prepare
+from ctxkit.translate.common import Prepared, Translated, TranslationInput, prepare
 
 MODULES = {
     "openai": "openai",
@@ -25,7 +25,7 @@ MODULES = {
 
 
 class Translator(Protocol):
-    def __call__(self, assembly: Assembly, prepared: Prepared) -> Translated: ...
+    def __call__(self, request: TranslationInput, prepared: Prepared) -> Translated: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +42,7 @@ def translator(provider: str) -> Translator:
     return fn
 
 
-def translate(assembly: Assembly) -> Payload:
-    provider = str(assembly.eff.provider)
-    prepared = prepare(assembly)
-    out = translator(provider)(assembly, prepared)
-    return Payload(provider, out.body, prepared, out.origins)
+def translate(request: TranslationInput) -> Payload:
+    prepared = prepare(request)
+    out = translator(request.provider)(request, prepared)
+    return Payload(request.provider, out.body, prepared, out.origins)

@@ -1,6 +1,6 @@
 """Anthropic Messages bodies (R-TR-3, R-TR-8).
 
-Input: an `Assembly` and its `Prepared` wire messages. Output: the request body
+Input: a `TranslationInput` and its `Prepared` wire messages. Output: the request body
 `{"model", "max_tokens", "system"?, "messages", "tools"?}` with content blocks,
 same-role messages merged so roles alternate, `tool_result` blocks first in
 their user message, one `cache_control` breakpoint at the end of the cacheable
@@ -14,8 +14,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxkit.assembly.assemble import Assembly
-from ctxkit.translate.common import Prepared, Translated, WireMessage, definitions, object_args, report_wrapped
+from ctxkit.translate.common import (
+    Prepared,
+    Translated,
+    TranslationInput,
+    WireMessage,
+    definitions,
+    object_args,
+    report_wrapped,
+)
 
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 _ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -176,7 +183,7 @@ class _Builder:
         target.body["cache_control"] = dict(EPHEMERAL)
 
 
-def tools(a: Assembly, called: list[str], prepared: Prepared) -> list[dict[str, Any]]:
+def tools(a: TranslationInput, called: list[str], prepared: Prepared) -> list[dict[str, Any]]:
     """R-TR-9 definitions; without any, each called tool is declared minimally."""
     out = definitions(a, "input_schema", {"type": "object"})
     if out or not called:
@@ -189,13 +196,13 @@ def tools(a: Assembly, called: list[str], prepared: Prepared) -> list[dict[str, 
     return [{"name": n, "input_schema": {"type": "object"}} for n in called]
 
 
-def translate(a: Assembly, prepared: Prepared) -> Translated:
+def translate(a: TranslationInput, prepared: Prepared) -> Translated:
     b = _Builder(prepared)
     for i, m in enumerate(prepared.messages):
         b.add(i, m)
     b.finish()
     b.mark_cache_prefix(prepared.cache_prefix_messages)
-    body: dict[str, Any] = {"model": a.eff.model, "max_tokens": a.eff.max_output_tokens}
+    body: dict[str, Any] = {"model": a.model, "max_tokens": a.max_output_tokens}
     origins: list[tuple[int, ...]] = [tuple(blk.origin for blk in b.system)] if b.system else []
     if b.system:
         body["system"] = [blk.body for blk in b.system]

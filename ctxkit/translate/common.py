@@ -1,6 +1,7 @@
 """Provider-neutral preparation of the assembled list for translation (R-TR-5/6/8).
 
-Input: an `Assembly`. Output: `Prepared` — wire messages with text and image
+Input: a `TranslationInput` (the assembled messages and the request's settings,
+not the whole `Assembly`). Output: `Prepared` — wire messages with text and image
 parts (labels, markers, the image cap and its drop notice applied), the
 prompt-cache split, and the record of what translation changed.
 """
@@ -8,13 +9,38 @@ prompt-cache split, and the record of what translation changed.
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxkit.assembly.assemble import Assembly
 from ctxkit.assembly.system import wrap_reminder
 from ctxkit.counting.images import sniff_mime
-from ctxkit.history.working import Call, Fate, Image, Kind, Row
+from ctxkit.counting.measure import Meter
+from ctxkit.history.working import Call, Fate, Image, Kind, Row, Working
+from ctxkit.loading.domain import Settings, ToolDef
+from ctxkit.loading.templates import Templates
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationInput:
+    """What translation reads: the assembled messages by segment, in final order (R-ASM-7),
+    and the request's settings. Built from an `Assembly` by the pipeline, or directly
+    (compression's summarization request)."""
+
+    provider: str
+    model: str
+    max_input_tokens: int
+    max_output_tokens: int
+    segments: Mapping[str, Sequence[Working]]  # segment name → its messages; their order is the final order
+    tools: tuple[ToolDef, ...]  # definitions sent with the request (R-TR-9)
+    settings: Settings
+    templates: Templates
+    supports_images: bool
+    meter: Meter
+
+    def placed(self) -> list[tuple[str, Working]]:
+        """Each message in final order with the segment it belongs to."""
+        return [(str(name), w) for name, ws in self.segments.items() for w in ws]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +100,10 @@ class Prepared:
         self.rows.append(Row(id, "fixup", None, 0, Fate.FIXUP, rule, (text,)))
 
 
-def definitions(a: Assembly, params_key: str, default: Any = None) -> list[dict[str, Any]]:
+def definitions(a: TranslationInput, params_key: str, default: Any = None) -> list[dict[str, Any]]:
     """R-TR-9: the fixture's full tool definitions as `{name, description?, <params_key>?}`."""
     out = []
-    for t in a.eff.fixture.tools:
+    for t in a.tools:
         if not t.full:
             continue
         d: dict[str, Any] = {"name": t.name}
@@ -108,29 +134,29 @@ def report_wrapped(prepared: Prepared, provider: str, field: str, call_ids: list
         )
 
 
-def image_cap(a: Assembly) -> int | None:
-    s = a.eff.settings
+def image_cap(a: TranslationInput) -> int | None:
+    s = a.settings
     if s.image_cap is not None:
         return s.image_cap
-    if str(a.eff.provider).startswith("azure") and s.azure_image_cap:
+    if a.provider.startswith("azure") and s.azure_image_cap:
         return 50
     return None
 
 
-def prepare(a: Assembly) -> Prepared:
-    t = a.eff.templates
-    allowed = _allowed_images(a)
+def prepare(a: TranslationInput) -> Prepared:
+    t = a.templates
+    placed = a.placed()
+    messages = [w for _, w in placed]
+    allowed = _allowed_images(messages, image_cap(a))
     out = Prepared([], 0, 0)
     dropped = 0
-    for index, w in enumerate(a.messages):
-        fated = a.fates.get(w.key)
-        seg = str(fated.segment) if fated and fated.segment else "history"
+    for index, (seg, w) in enumerate(placed):
         parts = [Part(wrap_reminder(w.text) if w.kind is Kind.REMINDER else w.text)]
         shown = 0  # images that stay in the payload as an image, a label or a marker
         for n, img in enumerate(w.images):
             ident = (w.key, n)
             shown += 1
-            if not a.eff.supports_images:
+            if not a.supports_images:
                 parts.append(Part(t.fill("image.non_vision_marker", id=img.file_id)))
                 out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_MARKER, "R-TR-5"))
             elif ident not in allowed and not _unreadable(img):
@@ -147,7 +173,7 @@ def prepare(a: Assembly) -> Prepared:
                 w.key,
                 w.tool_calls,
                 w.tool_call_id,
-                w.cacheable and a.eff.settings.prompt_cache,
+                w.cacheable and a.settings.prompt_cache,
                 source=index,
                 had_images=shown > 0,
             )
@@ -168,15 +194,15 @@ def prepare(a: Assembly) -> Prepared:
             )
         )
     prefix = 0
-    while prefix < len(a.messages) and a.messages[prefix].cacheable and a.eff.settings.prompt_cache:
+    while prefix < len(messages) and messages[prefix].cacheable and a.settings.prompt_cache:
         prefix += 1
     out.cache_prefix_messages = prefix
-    out.cache_prefix_tokens = sum(a.meter.of(w) for w in a.messages[:prefix])
+    out.cache_prefix_tokens = sum(a.meter.of(w) for w in messages[:prefix])
     return out
 
 
-def _image_parts(a: Assembly, ident: tuple[str, int], img: Image, seg: str, out: Prepared) -> list[Part]:
-    label = Part(a.eff.templates.fill("image.label", id=img.file_id))
+def _image_parts(a: TranslationInput, ident: tuple[str, int], img: Image, seg: str, out: Prepared) -> list[Part]:
+    label = Part(a.templates.fill("image.label", id=img.file_id))
     if img.data is None:
         out.warnings.append(
             f"image {img.file_id!r} has no bytes (budget-only): the payload carries only its label and is incomplete"
@@ -198,7 +224,9 @@ def _image_parts(a: Assembly, ident: tuple[str, int], img: Image, seg: str, out:
     return [label, part]
 
 
-def _image_row(a: Assembly, ident: tuple[str, int], img: Image, seg: str, fate: Fate, rule: str, *notes: str) -> Row:
+def _image_row(
+    a: TranslationInput, ident: tuple[str, int], img: Image, seg: str, fate: Fate, rule: str, *notes: str
+) -> Row:
     left_out = fate in (Fate.IMAGE_CAPPED, Fate.FIXUP)
     segment = None if left_out else ("project_files" if img.project else seg)
     if img.project and fate is Fate.KEPT:
@@ -208,12 +236,11 @@ def _image_row(a: Assembly, ident: tuple[str, int], img: Image, seg: str, fate: 
     )
 
 
-def _allowed_images(a: Assembly) -> set[tuple[str, int]]:
+def _allowed_images(messages: list[Working], cap: int | None) -> set[tuple[str, int]]:
     """R-TR-6: newest message first; within a message, in attachment order."""
-    cap = image_cap(a)
     every = [
         (w.key, n)
-        for w in reversed(a.messages)
+        for w in reversed(messages)
         if w.kind is Kind.USER
         for n, img in enumerate(w.images)
         if not _unreadable(img)

@@ -1,6 +1,6 @@
 """Gemini generateContent bodies (R-TR-4), in the camelCase of Google's discovery document.
 
-Input: an `Assembly` and its `Prepared` wire messages. Output: the request body
+Input: a `TranslationInput` and its `Prepared` wire messages. Output: the request body
 `{"systemInstruction"?, "contents", "tools"?}`. Roles are `user` and `model`;
 tool results travel as `functionResponse` parts in a `user` content (the
 discovery document allows only these two roles); consecutive contents of one
@@ -13,8 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxkit.assembly.assemble import Assembly
-from ctxkit.translate.common import Prepared, Translated, WireMessage, definitions, object_args, report_wrapped
+from ctxkit.translate.common import (
+    Prepared,
+    Translated,
+    TranslationInput,
+    WireMessage,
+    definitions,
+    object_args,
+    report_wrapped,
+)
 
 
 def _parts(m: WireMessage) -> list[dict[str, Any]]:
@@ -100,7 +107,7 @@ class _Builder:
         report_wrapped(self.prepared, "gemini", "args", self.wrapped, "R-TR-4")
 
 
-def function_declarations(a: Assembly, called: list[str], prepared: Prepared) -> list[dict[str, Any]]:
+def function_declarations(a: TranslationInput, called: list[str], prepared: Prepared) -> list[dict[str, Any]]:
     """R-TR-9 definitions, then each called tool without one, by name only."""
     out = definitions(a, "parameters")
     defined = {d["name"] for d in out}
@@ -114,7 +121,7 @@ def function_declarations(a: Assembly, called: list[str], prepared: Prepared) ->
     return out
 
 
-def translate(a: Assembly, prepared: Prepared) -> Translated:
+def translate(a: TranslationInput, prepared: Prepared) -> Translated:
     b = _Builder(prepared)
     for i, m in enumerate(prepared.messages):
         b.add(i, m)

@@ -1,6 +1,6 @@
 """Ollama /api/chat bodies (R-TR-2).
 
-Input: an `Assembly` and its `Prepared` wire messages. Output: the request body
+Input: a `TranslationInput` and its `Prepared` wire messages. Output: the request body
 `{"model", "messages", "stream": false, "options": {"num_ctx"}, "tools"?}`.
 Images travel as base64 strings in the message's `images` list (their labels
 stay in the text). Tool history is flattened to text, as the design does for
@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxkit.assembly.assemble import Assembly
 from ctxkit.counting.measure import dumps_args
-from ctxkit.translate.common import Prepared, Translated, WireMessage
+from ctxkit.translate.common import Prepared, Translated, TranslationInput, WireMessage
 from ctxkit.translate.openai import tools as openai_tools
 
 
@@ -37,12 +36,12 @@ def message(m: WireMessage) -> dict[str, Any]:
     return out
 
 
-def translate(a: Assembly, prepared: Prepared) -> Translated:
+def translate(a: TranslationInput, prepared: Prepared) -> Translated:
     body: dict[str, Any] = {
-        "model": a.eff.model,
+        "model": a.model,
         "messages": [message(m) for m in prepared.messages],
         "stream": False,
-        "options": {"num_ctx": a.eff.max_input_tokens},
+        "options": {"num_ctx": a.max_input_tokens},
     }
     defs = openai_tools(a)
     if defs:

@@ -1,6 +1,6 @@
 """OpenAI and Azure OpenAI chat completions bodies (R-TR-1, R-TR-7).
 
-Input: an `Assembly` and its `Prepared` wire messages. Output: the request
+Input: a `TranslationInput` and its `Prepared` wire messages. Output: the request
 body `{"model", "messages", "tools"?}`.
 """
 
@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ctxkit.assembly.assemble import Assembly
 from ctxkit.counting.measure import dumps_args
-from ctxkit.translate.common import Part, Prepared, Translated, WireMessage, definitions
+from ctxkit.translate.common import Part, Prepared, Translated, TranslationInput, WireMessage, definitions
 
 REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
 NO_SYSTEM_MESSAGE = frozenset({"o1-mini", "o1-preview"})
@@ -56,22 +55,22 @@ def message(m: WireMessage) -> dict[str, Any]:
     return {"role": m.role, "content": content(m)}
 
 
-def tools(a: Assembly) -> list[dict[str, Any]]:
+def tools(a: TranslationInput) -> list[dict[str, Any]]:
     return [{"type": "function", "function": d} for d in definitions(a, "parameters")]
 
 
-def translate(a: Assembly, prepared: Prepared) -> Translated:
+def translate(a: TranslationInput, prepared: Prepared) -> Translated:
     first = prepared.messages[0] if prepared.messages else None
     if first is not None and first.role == "system":
-        if is_reasoning_model(a.eff.model):
+        if is_reasoning_model(a.model):
             first.parts[0] = Part(MARKDOWN_PREFIX + first.parts[0].text)
-        if _base_name(a.eff.model) in NO_SYSTEM_MESSAGE:
+        if _base_name(a.model) in NO_SYSTEM_MESSAGE:
             first.role = "user"
             prepared.fixup(
-                f"model {a.eff.model!r} takes no system message: the system text is sent as the first user message",
+                f"model {a.model!r} takes no system message: the system text is sent as the first user message",
                 rule="R-TR-1",
             )
-    body: dict[str, Any] = {"model": a.eff.model, "messages": [message(m) for m in prepared.messages]}
+    body: dict[str, Any] = {"model": a.model, "messages": [message(m) for m in prepared.messages]}
     defs = tools(a)
     if defs:
         body["tools"] = defs
