@@ -195,42 +195,31 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
                     [{"file_id": g.file_id, "revised_prompt": g.revised_prompt} for g in c.generated_images],
                     ensure_ascii=False,
                 )
-                yield Working(
-                    key,
-                    Kind.TOOL,
-                    replay,
-                    None,
-                    source_id=m.id,
-                    tool_call_id=c.id,
-                    origin=Origin.TOOL_RESULT,
-                    notes=("image-generation replay (R-CONV-3)",),
-                )
+                yield _result(key, m.id, c.id, replay, None, "image-generation replay (R-CONV-3)")
             elif c.name == IMAGE_GENERATION_TOOL and c.response:
-                yield Working(
-                    key,
-                    Kind.TOOL,
-                    c.response,
-                    None,
-                    source_id=m.id,
-                    tool_call_id=c.id,
-                    origin=Origin.TOOL_RESULT,
-                    notes=("image-generation response replayed (R-CONV-3)",),
-                )
+                yield _result(key, m.id, c.id, c.response, None, "image-generation response replayed (R-CONV-3)")
             else:
-                yield Working(
-                    key,
-                    Kind.TOOL,
-                    placeholder,
-                    placeholder_tokens,
-                    source_id=m.id,
-                    tool_call_id=c.id,
-                    origin=Origin.TOOL_RESULT,
-                    notes=(PLACEHOLDER_NOTE,),
-                    placeholder=True,
-                )
+                yield _result(key, m.id, c.id, placeholder, placeholder_tokens, PLACEHOLDER_NOTE, placeholder=True)
     if m.text:
         origin = Origin.ANSWER if m.tool_calls else Origin.MESSAGE
         yield Working(message_key(m.id), Kind.ASSISTANT, m.text, m.tokens, source_id=m.id, origin=origin)
+
+
+def _result(
+    key: str, source_id: str, call_id: str, text: str, tokens: int | None, note: str, *, placeholder: bool = False
+) -> Working:
+    """A stored call's result as the history replays it (R-CONV-3), with the note `explain` shows."""
+    return Working(
+        key,
+        Kind.TOOL,
+        text,
+        tokens,
+        source_id=source_id,
+        tool_call_id=call_id,
+        origin=Origin.TOOL_RESULT,
+        notes=(note,),
+        placeholder=placeholder,
+    )
 
 
 def _in_flight(m: InFlightMessage) -> Working:
