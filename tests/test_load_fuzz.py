@@ -318,7 +318,7 @@ def mutated(draw: st.DrawFn) -> dict[str, Any]:
             and path[-1] in ("parent", "leaf", "summarizes_through", "tool_call_id", "id", "file_id")
         ):
             parent[path[-1]] = draw(st.sampled_from(["m9", "m1", "1", 1, "s1", "call_9"]))
-        elif operation == "swap" and len(doc.get("messages", [])) >= 2:
+        elif operation == "swap" and isinstance(doc.get("messages"), list) and len(doc["messages"]) >= 2:
             messages = doc["messages"]
             i, j = draw(st.integers(0, len(messages) - 1)), draw(st.integers(0, len(messages) - 1))
             if isinstance(messages[i], dict) and isinstance(messages[j], dict):
