@@ -9,6 +9,7 @@ import pytest
 
 from ctxkit.errors import RuleError
 from ctxkit.history import convert
+from ctxkit.history.working import Segment
 from ctxkit.reports.budget import report as budget_report
 from ctxkit.reports.explain import rows as explain_rows
 from ctxkit.translate.openai import is_reasoning_model
@@ -274,7 +275,7 @@ in_flight:
     )
     msgs = r.payload.body["messages"]
     assert msgs[-1] == {"role": "tool", "tool_call_id": "c", "content": "full result text"}
-    ws = r.assembly.segments["in_turn"]
+    ws = r.assembly.segments[Segment.IN_TURN]
     assert [r.assembly.meter.of(w) for w in ws] == [len("let me look") // 4 + 5, 9]
 
 
@@ -651,7 +652,7 @@ messages: [{id: 1, role: user, text: q, files: [i]}]
 """,
     )
     marker = "[attached image \u2014 file_id: i \u2014 not shown: the current model does not support image input]"
-    assert r.assembly.meter.of(r.assembly.segments["last_user"][0]) == 1 + len(marker) // 4
+    assert r.assembly.meter.of(r.assembly.segments[Segment.LAST_USER][0]) == 1 + len(marker) // 4
     assert r.payload.body["messages"][-1]["content"] == [
         {"type": "text", "text": "q"},
         {"type": "text", "text": marker},
@@ -744,12 +745,12 @@ messages:
 
 def test_r_file_1_only_with_read_file_tool(tmp_path):
     r = assemble(tmp_path, small(60) + FILES)
-    assert not r.assembly.segments["forgotten_files"]
+    assert not r.assembly.segments[Segment.FORGOTTEN_FILES]
 
 
 def test_r_file_2_truncated_attachment_listed(tmp_path):
     r = assemble(tmp_path, small(110) + "tools: [read_file]\n" + FILES)
-    listing = r.assembly.segments["forgotten_files"][0].text
+    listing = r.assembly.segments[Segment.FORGOTTEN_FILES][0].text
     assert listing.splitlines()[1:] == ['- file_id="fa" filename="a.txt" (~1,500 chars)']
     assert keys(r) == ["system", "1", "2", "3#file0", "3", "4", "forgotten_files", "5"]
     assert fates(r)["1#file0"] == ("forgotten", "R-FILE-1")
@@ -759,7 +760,7 @@ def test_r_file_3_converging_eviction(tmp_path):
     # room 78: the newest 44 tokens fit, then the list does not: the oldest kept
     # messages are evicted until it does, and evicted fb joins the list
     r = assemble(tmp_path, small(80) + "tools: [read_file]\n" + FILES)
-    listing = r.assembly.segments["forgotten_files"][0].text
+    listing = r.assembly.segments[Segment.FORGOTTEN_FILES][0].text
     assert [line.split('"')[1] for line in listing.splitlines()[1:]] == ["fa", "fb"]
     b = budget_report(r)
     assert b["used_tokens"] <= b["available_tokens"]
@@ -804,7 +805,7 @@ def test_r_file_3_list_cut_when_nothing_left(tmp_path, window, listed):
     r = assemble(tmp_path, small(window) + MANY_FILES)
     assert keys(r) == ["system", *(["forgotten_files"] if listed else []), "3"]
     assert fates(r)["1"] == fates(r)["2"] == ("truncated", "R-FILE-3")
-    listing = r.assembly.segments["forgotten_files"]
+    listing = r.assembly.segments[Segment.FORGOTTEN_FILES]
     lines = listing[0].text.splitlines()[1:] if listing else []
     assert lines == [f'- file_id="{x}" filename="{x}.txt" (~1,000 chars)' for x in listed]
     left_out = 5 - len(listed)

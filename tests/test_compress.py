@@ -18,6 +18,7 @@ from ctxkit.assembly.pipeline import run
 from ctxkit.compression.compress import Mark, plan, report, split, write_back
 from ctxkit.errors import InputError
 from ctxkit.history import tree
+from ctxkit.history.working import Segment
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Role, StoredMessage
 from ctxkit.loading.read import load_fixture
@@ -504,10 +505,10 @@ def test_r_cmp_5_end_to_end_compress_write_assemble(tmp_path):
     a = result.assembly
     ids = {w.source_id for w in a.messages if w.source_id}
     assert not ids & set(report_["summarized"])
-    history = a.segments["history"]
+    history = a.segments[Segment.HISTORY]
     assert history[0].origin == "summary" and history[0].text == SUMMARY
     assert result.payload.body["messages"][1] == {"role": "assistant", "content": SUMMARY}
-    listing = a.segments["forgotten_files"][0].text  # read_file is among the tools
+    listing = a.segments[Segment.FORGOTTEN_FILES][0].text  # read_file is among the tools
     assert 'file_id="f-sales"' in listing
     again = json.loads(ctxkit("compress", str(out), "--format", "json").out)
     assert again["progressive"] and not again["should_compress"]

@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 
 from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import RuleError
+from ctxkit.history.working import Segment
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.reports.budget import report as budget_report
@@ -321,7 +322,7 @@ class Costs:
         return [f for f in self.doc.get("project_files", []) if self.files[f]["kind"] == "text"]
 
     def project_images(self, result: Result) -> int:
-        last = result.assembly.segments["last_user"][0]
+        last = result.assembly.segments[Segment.LAST_USER][0]
         return sum(self.image(i.file_id) for i in last.images if i.project)
 
 
@@ -377,7 +378,7 @@ def _check(doc: dict[str, Any]) -> list[str]:
 
     # the kept older history is a contiguous suffix of the (last-n cut) older history
     fates = {readable(k): f for k, f in a.fates.items()}
-    kept = [w.key for w in a.segments["history"]]
+    kept = [w.key for w in a.segments[Segment.HISTORY]]
     older = [w.key for w in a.converted.history if a.fates[w.key].fate != "last_n_cut"]
     orphans = {w.key for w in a.converted.history if a.fates[w.key].fate == "orphan"}
     if kept:
@@ -413,7 +414,7 @@ def _check(doc: dict[str, Any]) -> list[str]:
         "R-ASM-6 image charged as a marker": not costs.vision and any(w.images for w in a.messages),
         "R-ASM-8 orphan tool result dropped": rules[("orphan", "R-ASM-8")] > 0,
         "R-CONV-3 tool result placeholder": rules[("placeholder", "R-CONV-3")] > 0,
-        "R-FILE-2 forgotten-files list": bool(a.segments["forgotten_files"]),
+        "R-FILE-2 forgotten-files list": bool(a.segments[Segment.FORGOTTEN_FILES]),
         "R-FILE-3 evicted for the list": rules[("truncated", "R-FILE-3")] > 0,
         "R-FILE-3 list cut short": any("left out of the read_file list" in w for w in r.warnings),
         "R-PROJ-1 project not injected": a.project.documents is None and bool(costs.project_texts()),

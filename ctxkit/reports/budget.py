@@ -19,16 +19,15 @@ from ctxkit.translate.items import over_window_tokens, tool_definitions_tokens
 if TYPE_CHECKING:
     from ctxkit.assembly.pipeline import Result
 
-SEGMENTS = [str(s) for s in Segment]
-BAR_CHARS = {
-    "system": "S",
-    "history": "h",
-    "custom_agent": "a",
-    "project_files": "p",
-    "forgotten_files": "f",
-    "last_user": "U",
-    "in_turn": "t",
-    "reminder": "r",
+BAR_CHARS: dict[str, str] = {
+    Segment.SYSTEM: "S",
+    Segment.HISTORY: "h",
+    Segment.CUSTOM_AGENT: "a",
+    Segment.PROJECT_FILES: "p",
+    Segment.FORGOTTEN_FILES: "f",
+    Segment.LAST_USER: "U",
+    Segment.IN_TURN: "t",
+    Segment.REMINDER: "r",
 }
 BAR_WIDTH = 60
 
@@ -41,11 +40,11 @@ def report(result: Result) -> dict[str, Any]:
 def _report(result: Result) -> dict[str, Any]:
     a, payload = result.assembly, result.payload
     segments: list[dict[str, Any]] = []
-    for name in SEGMENTS:
+    for name in Segment:
         count = len(a.segments.get(name, ()))
-        segments.append({"name": name, "tokens": a.tokens(name), "messages": count})
+        segments.append({"name": str(name), "tokens": a.tokens(name), "messages": count})
     used = sum(int(s["tokens"]) for s in segments)
-    kept = a.segments["history"]
+    kept = a.segments[Segment.HISTORY]
     kept_keys = {w.key for w in kept}
     dropped = [w for w in a.converted.history if w.key not in kept_keys]
     margin_tokens = a.eff.max_input_tokens - a.available
@@ -109,7 +108,7 @@ def table(data: dict[str, Any]) -> str:
     rows = []
     for s in data["segments"]:
         label = s["name"]
-        if label == "history":
+        if label == Segment.HISTORY:
             label = f"history (kept {h['kept_messages']}, dropped {h['dropped_messages']})"
         rows.append([label, f"{s['tokens']:,}", _share(s["tokens"], window), s["messages"]])
     rows.append(["free", f"{data['free_tokens']:,}", _share(data["free_tokens"], window), ""])

@@ -11,20 +11,21 @@ from typing import TYPE_CHECKING
 
 from ctxkit.assembly import collector
 from ctxkit.assembly.assemble import Assembly, Fated
-from ctxkit.history.working import Fate, Origin, Row, Working, message_key
+from ctxkit.history.working import Fate, Origin, Row, Segment, Working, message_key
 from ctxkit.loading.domain import FileKind, StoredMessage
 from ctxkit.translate import Payload
 
 if TYPE_CHECKING:
     from ctxkit.assembly.pipeline import Result
 
-GENERATED_RULES = {
-    "system": "R-SYS-1",
-    "custom_agent": "R-SYS-5",
-    "documents": "R-PROJ-2",
-    "project_read_file": "R-PROJ-1",
-    "forgotten_files": "R-FILE-2",
-    "reminder": "R-REM-1",
+# The rule behind each message the assembly generates, by what it was made from.
+GENERATED_RULES: dict[str, str] = {
+    Origin.SYSTEM: "R-SYS-1",
+    Origin.CUSTOM_AGENT: "R-SYS-5",
+    Origin.DOCUMENTS: "R-PROJ-2",
+    Origin.PROJECT_READ_FILE: "R-PROJ-1",
+    Origin.FORGOTTEN_FILES: "R-FILE-2",
+    Origin.REMINDER: "R-REM-1",
 }
 
 
@@ -37,9 +38,8 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
     image_rows = {r.key: r for r in payload.prepared.rows if r.key}
     forgotten = {f.id for f, _ in a.forgotten}
     files = {f.id: f for f in a.eff.fixture.files}
-    system = a.segments["system"]
-    for w in system:
-        yield _generated(a, w, "system")
+    for w in a.segments[Segment.SYSTEM]:
+        yield _generated(a, w, Segment.SYSTEM)
     for m in a.branch.summarized:
         yield _left_out(a, m, Fate.SUMMARIZED, "R-TREE-3")
         for fid in m.files:
@@ -48,7 +48,7 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
                 yield Row(
                     fid,
                     "file",
-                    "forgotten_files",
+                    Segment.FORGOTTEN_FILES,
                     0,
                     Fate.FORGOTTEN,
                     "R-FILE-1",
@@ -72,12 +72,10 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
                 ("empty assistant message omitted: providers reject it",),
                 key=message_key(m.id),
             )
-    for name in ("custom_agent",):
-        for w in a.segments[name]:
-            yield _generated(a, w, name)
-    project_docs = a.project.documents
-    if project_docs:
-        yield _generated(a, project_docs, "documents", "project_files")
+    for w in a.segments[Segment.CUSTOM_AGENT]:
+        yield _generated(a, w, Segment.CUSTOM_AGENT)
+    if a.project.documents:
+        yield _generated(a, a.project.documents, Segment.PROJECT_FILES)
     for f, fate, rule, segment in a.project.fates:
         if f.kind is FileKind.IMAGE and a.project.fits:
             continue  # listed with the last user message, where it travels
@@ -93,15 +91,15 @@ def _rows(a: Assembly, payload: Payload) -> Iterator[Row]:
             key=f"project:{f.id}",
         )
     if a.project.read_file_list:
-        yield _generated(a, a.project.read_file_list, "project_read_file", "project_files")
-    for w in a.segments["forgotten_files"]:
-        yield _generated(a, w, "forgotten_files")
-    lu = a.segments["last_user"][0]
+        yield _generated(a, a.project.read_file_list, Segment.PROJECT_FILES)
+    for w in a.segments[Segment.FORGOTTEN_FILES]:
+        yield _generated(a, w, Segment.FORGOTTEN_FILES)
+    lu = a.segments[Segment.LAST_USER][0]
     yield from _history_row(a, lu, forgotten, image_rows)
     for w in a.converted.in_turn:
         yield _row(a, w, None, str(w.kind))
-    for w in a.segments["reminder"]:
-        yield _generated(a, w, "reminder")
+    for w in a.segments[Segment.REMINDER]:
+        yield _generated(a, w, Segment.REMINDER)
     for m in a.branch.after_last_user:
         yield _left_out(a, m, Fate.AFTER_LAST_USER, "R-TURN-1")
     yield from (r for r in payload.prepared.rows if not r.key or r.key == "image_drop_notice")
@@ -111,14 +109,14 @@ def _stored_tokens(a: Assembly, text: str, tokens: int | None) -> int:
     return tokens if tokens is not None else a.meter.text(text)
 
 
-def _generated(a: Assembly, w: Working, name: str, segment: str | None = None) -> Row:
+def _generated(a: Assembly, w: Working, segment: Segment) -> Row:
     return Row(
         None,
         str(w.kind),
-        segment or name,
+        segment,
         a.meter.of(w),
         Fate.GENERATED,
-        GENERATED_RULES[name],
+        GENERATED_RULES[w.origin],
         w.notes,
         key=w.key,
         text=w.text,
@@ -126,7 +124,7 @@ def _generated(a: Assembly, w: Working, name: str, segment: str | None = None) -
 
 
 def _row(a: Assembly, w: Working, ident: str | None, kind: str) -> Row:
-    fated = a.fates.get(w.key) or Fated(Fate.KEPT, "R-ASM-4", "history")
+    fated = a.fates.get(w.key) or Fated(Fate.KEPT, "R-ASM-4", Segment.HISTORY)
     return Row(
         ident,
         kind,
@@ -147,7 +145,7 @@ def _history_row(a: Assembly, w: Working, forgotten: set[str], image_rows: dict[
             row = Row(
                 row.id,
                 row.kind,
-                "forgotten_files",
+                Segment.FORGOTTEN_FILES,
                 row.tokens,
                 Fate.FORGOTTEN,
                 "R-FILE-1",

@@ -15,7 +15,7 @@ from typing import Any
 from ctxkit.counting.measure import Meter
 from ctxkit.history import convert as conv
 from ctxkit.history import tree
-from ctxkit.history.working import Origin, Working
+from ctxkit.history.working import Fate, Origin, Segment, Working
 from ctxkit.loading.config import Effective
 
 NOT_DECIDED = "not assembled: the assembly failed by rule"
@@ -48,15 +48,15 @@ def rows(eff: Effective) -> list[PartialRow]:
     branch = tree.select(eff.fixture, eff.leaf)
     converted = conv.convert(branch, eff.fixture, eff.templates)
     found = [
-        PartialRow(m.id, str(m.role), None, _stored(meter, m.text, m.tokens), "summarized", "R-TREE-3")
+        PartialRow(m.id, str(m.role), None, _stored(meter, m.text, m.tokens), Fate.SUMMARIZED, "R-TREE-3")
         for m in branch.summarized
     ]
-    found += [_working(meter, w, "history") for w in converted.history]
+    found += [_working(meter, w, Segment.HISTORY) for w in converted.history]
     if converted.last_user is not None:
-        found.append(_working(meter, converted.last_user, "last_user"))
-    found += [_working(meter, w, "in_turn") for w in converted.in_turn]
+        found.append(_working(meter, converted.last_user, Segment.LAST_USER))
+    found += [_working(meter, w, Segment.IN_TURN) for w in converted.in_turn]
     found += [
-        PartialRow(m.id, str(m.role), None, _stored(meter, m.text, m.tokens), "after_last_user", "R-TURN-1")
+        PartialRow(m.id, str(m.role), None, _stored(meter, m.text, m.tokens), Fate.AFTER_LAST_USER, "R-TURN-1")
         for m in branch.after_last_user
     ]
     return found
@@ -66,7 +66,7 @@ def _stored(meter: Meter, text: str, tokens: int | None) -> int:
     return tokens if tokens is not None else meter.text(text)
 
 
-def _working(meter: Meter, w: Working, segment: str) -> PartialRow:
+def _working(meter: Meter, w: Working, segment: Segment) -> PartialRow:
     if w.origin == Origin.FILE:
         return PartialRow(w.file_id, "file", segment, meter.of(w), None, None)
     kind = "summary" if w.origin == Origin.SUMMARY else str(w.kind)

@@ -26,15 +26,19 @@ GENERATOR_PREFIX = '<meta name="generator" content="ctxkit '
 
 # Pattern marks on an 8×8 tile, one per fill: segments differ by pattern as well as colour.
 _HATCH = '<path class="hatch" d="{}"/>'
+SEGMENT_MARKS: dict[Segment, str] = {
+    Segment.SYSTEM: _HATCH.format("M-2 2L2-2M0 8L8 0M6 10L10 6"),
+    Segment.HISTORY: "",
+    Segment.CUSTOM_AGENT: '<circle class="dot" cx="4" cy="4" r="1.6"/>',
+    Segment.PROJECT_FILES: _HATCH.format("M0 4H8"),
+    Segment.FORGOTTEN_FILES: _HATCH.format("M0 0L8 8M8 0L0 8"),
+    Segment.LAST_USER: _HATCH.format("M4 0V8"),
+    Segment.IN_TURN: _HATCH.format("M-2 6L2 10M0 0L8 8M6-2L10 2"),
+    Segment.REMINDER: _HATCH.format("M0 4H8M4 0V8"),
+}
+# (fill name, colour class, marks): each segment in its own colour, then the other fills.
 PATTERNS: tuple[tuple[str, str, str], ...] = (
-    ("system", "system", _HATCH.format("M-2 2L2-2M0 8L8 0M6 10L10 6")),
-    ("history", "history", ""),
-    ("custom_agent", "custom_agent", '<circle class="dot" cx="4" cy="4" r="1.6"/>'),
-    ("project_files", "project_files", _HATCH.format("M0 4H8")),
-    ("forgotten_files", "forgotten_files", _HATCH.format("M0 0L8 8M8 0L0 8")),
-    ("last_user", "last_user", _HATCH.format("M4 0V8")),
-    ("in_turn", "in_turn", _HATCH.format("M-2 6L2 10M0 0L8 8M6-2L10 2")),
-    ("reminder", "reminder", _HATCH.format("M0 4H8M4 0V8")),
+    *((str(s), str(s), marks) for s, marks in SEGMENT_MARKS.items()),
     ("margin", "margin", _HATCH.format("M-2 2L2-2M0 4L4 0M0 8L8 0M4 8L8 4M6 10L10 6")),
     ("out", "out", ""),
     ("dropped", "out", _HATCH.format("M0 0L8 8M8 0L0 8")),

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxkit.assembly.pipeline import Result
-from ctxkit.history.working import Fate, Origin, Row
+from ctxkit.history.working import Fate, Origin, Row, Segment
 from ctxkit.loading.config import Effective
 from ctxkit.output import plural
 from ctxkit.reports.budget import report as budget_report
@@ -191,20 +191,20 @@ def payload_blocks(result: Result) -> list[Block]:
         fated = a.fates.get(m.key)
         if w is None:  # made by translation: the image-drop notice
             row = notices.get(m.key)
-            seg = str(row.segment) if row is not None and row.segment else "reminder"
+            seg = str(row.segment) if row is not None and row.segment else str(Segment.REMINDER)
             tokens = row.tokens if row is not None else 0
             rule, notes = (row.rule, row.notes) if row is not None else ("R-TR-6", ())
-            blocks.append(Block(None, "user", tokens, "generated", rule, (Part(seg, tokens),), notes))
+            blocks.append(Block(None, "user", tokens, str(Fate.GENERATED), rule, (Part(seg, tokens),), notes))
             continue
-        parts = [Part(segment_of.get(w.key, "project_files"), a.meter.of(w))]
+        parts = [Part(segment_of.get(w.key, str(Segment.PROJECT_FILES)), a.meter.of(w))]
         if fated is not None:
             fate, rule, notes = str(fated.fate), fated.rule, fated.notes
             parts[0] = Part(str(fated.segment or parts[0].segment), parts[0].tokens)
         else:
-            fate, rule, notes = "generated", GENERATED_RULES.get(w.origin, ""), w.notes
+            fate, rule, notes = str(Fate.GENERATED), GENERATED_RULES.get(w.origin, ""), w.notes
         project = sum(a.meter.image(i) for i in w.images if i.project)
         if project:
-            parts.append(Part("project_files", project))
+            parts.append(Part(str(Segment.PROJECT_FILES), project))
         ident = w.file_id if w.origin == Origin.FILE else w.source_id
         kind = "file" if w.origin == Origin.FILE else "summary" if w.origin == Origin.SUMMARY else str(w.kind)
         blocks.append(Block(ident, kind, sum(p.tokens for p in parts), fate, rule, tuple(parts), notes))
@@ -268,7 +268,7 @@ def left_out(rows: list[Row]) -> list[Block]:
 
 
 def _left_segment(r: Row) -> str:
-    return "history" if r.kind != "file" else "forgotten_files"
+    return str(Segment.HISTORY if r.kind != "file" else Segment.FORGOTTEN_FILES)
 
 
 def wire_views(result: Result, blocks: list[Block]) -> list[WireView]:
