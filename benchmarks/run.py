@@ -25,6 +25,7 @@ from typing import Any
 
 import generate
 import report
+from report_sections import VALIDATED
 from timing import PYTHON, Failed, interleaved, load_average, machine, run_process, worker
 
 REPO = Path(__file__).resolve().parent.parent
@@ -98,7 +99,8 @@ class Bench:
                 self.r[f"e2e history-20000.{ext}"] = [run_process([CTXKIT, "assemble", path]) for _ in range(self.n(5))]
             except Failed as exc:
                 self.r["errors"].append(f"e2e {ext}: {exc}")
-        self.job("validators history-20000", {"job": "validators", "path": self.path("history-20000"), "repeat": 5})
+        for name in VALIDATED:
+            self.job(f"validators {name}", {"job": "validators", "path": self.path(name), "repeat": self.n(5)})
         self.job(
             "stages stored-100000.json", {"job": "stages", "path": self.path("stored-100000"), "repeat": self.n(3)}
         )

@@ -1,7 +1,7 @@
 """Fuzzing the loader (docs/rules.md#quality-targets): any input gives a Fixture or one-line errors, never a crash.
 
-Mutations of the SPEC example also check that the compiled fast path (fastjsonschema's
-code, shipped in `schema_compiled`) and jsonschema agree.
+Mutations of the SPEC example also check that the compiled fast path (jsonschema-rs) and
+jsonschema agree.
 """
 
 from __future__ import annotations
@@ -343,7 +343,7 @@ def test_mutated_spec_example(folder: Path, doc: dict[str, Any], as_json: bool) 
 @settings(FUZZ, max_examples=300)
 @given(doc=mutated())
 def test_fast_path_agrees_with_jsonschema(doc: dict[str, Any]) -> None:
-    """fastjsonschema's compiled check accepts exactly what jsonschema accepts."""
+    """jsonschema-rs's compiled check accepts exactly what jsonschema accepts."""
     assert _fast_check()(doc) == Draft202012Validator(load_schema()).is_valid(doc)
 
 
