@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import functools
 import gzip
 import hashlib
@@ -368,7 +369,7 @@ def test_r_fix_3_parsed_ranks_cache_is_verified(tmp_path, monkeypatch):
 
 def test_r_fix_3_tampered_ranks_cache_cannot_change_counts(fresh, tmp_path, monkeypatch):
     """Issue 11.10: a cache rewritten consistently (any digest it carries recomputed) still fails:
-    it is verified by rebuilding the rank file and comparing with the published sha256."""
+    its bytes must hash to the sha256 pinned in the code, which follows from the published ranks."""
     import marshal
 
     monkeypatch.setenv("CTXKIT_CACHE_DIR", str(tmp_path))
@@ -376,10 +377,28 @@ def test_r_fix_3_tampered_ranks_cache_cannot_change_counts(fresh, tmp_path, monk
     (cache,) = tmp_path.glob("cl100k_base-*.ranks")
     ranks = marshal.loads(cache.read_bytes())
     ranks[ranks.index(b"hello")], ranks[ranks.index(b"!")] = b"!", b"hello"  # a well-formed, wrong cache
-    cache.write_bytes(marshal.dumps(ranks, 4))
+    cache.write_bytes(marshal.dumps(ranks, 2))
     path = tokens._cache_path("cl100k_base")
     assert path == cache and tokens._cached_ranks(cache, "cl100k_base") is None
     monkeypatch.setattr(tokens, "_COUNTERS", {})
     assert tokens.get_counter("cl100k_base").count("hello world") == 2
     assert tokens._cached_ranks(cache, "cl100k_base") is not None  # rewritten from the source
-    assert tokens._rank_file_text(marshal.loads(cache.read_bytes())) == package_rank_file("cl100k_base")
+    assert rank_file_text(marshal.loads(cache.read_bytes())) == package_rank_file("cl100k_base")
+
+
+def rank_file_text(tokens_in_rank_order: list[bytes]) -> bytes:
+    return b"".join(base64.b64encode(t) + b" %d\n" % rank for rank, t in enumerate(tokens_in_rank_order))
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_r_fix_3_pinned_cache_digest_follows_from_the_published_ranks(name: str) -> None:
+    """The cache sha256 in the code is that of the cache made from the sha256-verified package
+    data, and that cache rebuilds the published rank file byte for byte."""
+    import hashlib
+    import marshal
+
+    ranks = tokens._parse_ranks(tokens._from_package(name))
+    payload = tokens._cache_payload(ranks)
+    assert payload is not None
+    assert hashlib.sha256(payload).hexdigest() == tokens._SPECS[name].cache_sha256
+    assert rank_file_text(marshal.loads(payload)) == package_rank_file(name)

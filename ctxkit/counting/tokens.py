@@ -14,15 +14,17 @@ short work never builds tiktoken's encoding: it is counted exactly in plain Pyth
    sha256 check is refused (InputError).
 
 Parsing the rank file (100k–200k base64 lines) is most of the load time, so the
-parsed tokens are cached: `<name>-<sha256 prefix>-v2.ranks` in `$CTXKIT_CACHE_DIR`
+parsed tokens are cached: `<name>-<sha256 prefix>-v3.ranks` in `$CTXKIT_CACHE_DIR`
 (default `$XDG_CACHE_HOME/ctxkit`, else `~/.cache/ctxkit`; an empty value turns
-the cache off). The cache is trusted only as far as a source is: on every load
-the rank file is rebuilt from the cached tokens and its sha256 must be the
-published one, so a cache that would count differently can never pass (a digest
-the cache carried about itself would prove nothing: whoever edits the cache can
-recompute it). A cache that verifies stands in for the source; one that does not
-is ignored and rewritten from a verified source, and an unwritable folder just
-means no cache.
+the cache off). The cache is the token list in rank order, marshalled in format 2
+(which writes the same bytes for the same list on every Python), so its exact bytes
+follow from the published rank file: their sha256 is pinned beside the published one
+(`_Spec.cache_sha256`; a test derives it from the verified package data), and a cache
+file is read only when its bytes hash to it. A cache that would count differently can
+never pass (a digest the cache carried about itself would prove nothing: whoever edits
+the cache can recompute it), and checking it costs a hash of 1 MB instead of rebuilding
+the rank file. A cache that does not verify is ignored and rewritten from a verified
+source, and an unwritable folder just means no cache.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Counter(Protocol):
 @dataclass(frozen=True, slots=True)
 class _Spec:
     sha256: str  # of the decompressed .tiktoken file, as published by tiktoken
+    cache_sha256: str  # of the ranks cache: marshal.dumps(tokens in rank order, 2) of that file
     pat_str: str
     special_tokens: dict[str, int]
 
@@ -62,6 +65,7 @@ _CONTRACTIONS = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
 _SPECS: dict[str, _Spec] = {
     "cl100k_base": _Spec(
         sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        cache_sha256="7adc98f7e397b03925bb1a2b9ea5809386af721f3066adfb1256c0a319a24f49",
         pat_str=r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
         r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
         special_tokens={
@@ -72,6 +76,7 @@ _SPECS: dict[str, _Spec] = {
     ),
     "o200k_base": _Spec(
         sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        cache_sha256="c8cd7e7486eede6ff48e15d6a03148669592b67a7c472a0314e85c5e116a26d1",
         pat_str="|".join(
             [
                 rf"[^\r\n\p{{L}}\p{{N}}]?{_O200K_UPPER}*{_O200K_LOWER}+{_CONTRACTIONS}",
@@ -163,7 +168,8 @@ def _parse_ranks(data: bytes) -> dict[bytes, int]:
     return dict(zip(map(a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
-_CACHE_FORMAT = "v2"  # bump when the cache's layout changes (v2: tokens in rank order, verified by rebuilding)
+_CACHE_FORMAT = "v3"  # bump when the cache's layout changes (v3: marshal format 2, pinned sha256)
+_MARSHAL_VERSION = 2  # no back-references: the same list always gives the same bytes
 
 
 def _cache_path(name: str) -> Path | None:
@@ -176,40 +182,40 @@ def _cache_path(name: str) -> Path | None:
     return Path(folder) / f"{name}-{_SPECS[name].sha256[:16]}-{_CACHE_FORMAT}.ranks"
 
 
-def _rank_file_text(tokens: list[bytes]) -> bytes:
-    """The `.tiktoken` file whose rank i is `tokens[i]` (the inverse of `_parse_ranks`)."""
-    from binascii import b2a_base64
-
-    return b"".join([b2a_base64(token, newline=False) + b" %d\n" % rank for rank, token in enumerate(tokens)])
-
-
 def _cached_ranks(path: Path, name: str) -> dict[bytes, int] | None:
-    """The cache's ranks when they rebuild the rank file with the published sha256, else None."""
+    """The cache's ranks when its bytes have the pinned sha256, else None."""
     import hashlib
     import marshal
 
     try:
-        tokens = marshal.loads(path.read_bytes())
-        if type(tokens) is not list or not all(type(t) is bytes for t in tokens):
-            return None
-        rebuilt = _rank_file_text(tokens)
-    except (OSError, EOFError, ValueError, TypeError, MemoryError):
+        payload = path.read_bytes()
+    except OSError:
         return None
-    if hashlib.sha256(rebuilt).hexdigest() != _SPECS[name].sha256:
+    if hashlib.sha256(payload).hexdigest() != _SPECS[name].cache_sha256:
         return None
+    tokens = marshal.loads(payload)  # exactly the bytes _write_cache makes of the verified ranks
     return dict(zip(tokens, range(len(tokens)), strict=True))
 
 
-def _write_cache(path: Path, ranks: dict[bytes, int]) -> None:
-    """Best effort, atomic: a reader sees the old file, the new one, or none."""
+def _cache_payload(ranks: dict[bytes, int]) -> bytes | None:
+    """The cache file's bytes for verified ranks (None when ranks have gaps: no cache)."""
     import marshal
-
-    from ctxkit.output import write_atomic
 
     tokens = sorted(ranks, key=ranks.__getitem__)
     if [ranks[t] for t in tokens] != list(range(len(tokens))):
-        return  # ranks with gaps cannot be rebuilt from a list: no cache
-    payload = marshal.dumps(tokens, 4)
+        return None
+    return marshal.dumps(tokens, _MARSHAL_VERSION)
+
+
+def _write_cache(path: Path, name: str, ranks: dict[bytes, int]) -> None:
+    """Best effort, atomic: a reader sees the old file, the new one, or none."""
+    import hashlib
+
+    from ctxkit.output import write_atomic
+
+    payload = _cache_payload(ranks)
+    if payload is None or hashlib.sha256(payload).hexdigest() != _SPECS[name].cache_sha256:
+        return  # it would never verify: no cache
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, payload)
@@ -224,7 +230,7 @@ def _ranks(name: str) -> dict[bytes, int]:
     if ranks is None:
         ranks = _parse_ranks(_rank_file(name))
         if path is not None:
-            _write_cache(path, ranks)
+            _write_cache(path, name, ranks)
     return ranks
 
 
