@@ -11,6 +11,7 @@ class ExitStatus(enum.IntEnum):
     FAILED = 1  # the assembly failed by rule, or a diff/snapshot found differences
     BAD_INPUT = 2  # bad input or usage
     INTERNAL = 3  # a bug in ctxkit (the message says to run with --debug)
+    INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as shells report it
 
 
 @dataclass(frozen=True, slots=True)

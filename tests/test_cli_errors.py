@@ -131,3 +131,12 @@ def test_r_fix_3_budget_only_image_needs_a_count(tmp_path):
     )
     r = ctxkit("validate", str(f), expect=2)
     assert "/files/0: a budget-only image" in r.err
+
+
+def test_a_missing_command_module_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A renamed or missing command module is an import error, not a silently absent command."""
+    import ctxkit.cli as cli_package
+
+    monkeypatch.setattr(cli_package, "COMMAND_MODULES", ("no_such_command",))
+    with pytest.raises(ModuleNotFoundError, match="no_such_command"):
+        cli_package._register()

@@ -19,27 +19,22 @@ from ctxkit.errors import CtxkitError, ExitStatus
 
 COMMAND_MODULES = ("core", "compress", "diff", "snapshot", "importer", "report", "replay")
 COMPLETE_VAR = "_CTXKIT_COMPLETE"  # click's shell completion: `_CTXKIT_COMPLETE=bash_source ctxkit`
-INTERRUPTED = 130  # exit code after Ctrl-C: 128 + SIGINT, as shells report it
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ctxkit")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
-@click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(debug: bool) -> None:
     """See exactly what an LLM chat application sends to its model."""
-    ctx.obj = {"debug": debug}
+    # --debug is read from the arguments by `main`, which handles the errors.
 
 
 def _register() -> None:
+    """Import each command module (each adds its commands to `cli`); a missing one fails loudly."""
     import importlib
 
     for name in COMMAND_MODULES:
-        try:
-            importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
+        importlib.import_module(f".{name}", __name__)
     _complete_arguments_as_files()
 
 
@@ -97,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
 def _interrupted() -> NoReturn:
     """Ctrl-C: one line and 128 + SIGINT, as shells expect (not the bad-input code)."""
     click.echo("error: interrupted", err=True)
-    sys.exit(INTERRUPTED)
+    sys.exit(ExitStatus.INTERRUPTED)
 
 
 _register()
