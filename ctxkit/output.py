@@ -84,6 +84,22 @@ def style(text: str, code: str, on: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if on else text
 
 
+# Line prefix -> SGR code, first match wins: file headers bold, hunk headers cyan, added
+# lines green, removed lines red; "  +"/"  -" are the message lines of `diff`'s summary.
+DIFF_STYLES = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"), ("  +", "32"), ("  -", "31"))
+
+
+def colour_diff(diff: str, on: bool) -> str:
+    """Colour a diff built as plain text, line by line (only when `on`, see `use_colour`)."""
+    if not on:
+        return diff
+    out = []
+    for line in diff.splitlines():
+        code = next((c for prefix, c in DIFF_STYLES if line.startswith(prefix)), None)
+        out.append(style(line, code, True) if code else line)
+    return "\n".join(out) + "\n"
+
+
 def write_atomic(path: Path, data: bytes, *, mode: int | None = None, overwrite: bool = True) -> None:
     """Write `data` to `path` in one step: a reader sees the old file or the new one, never half.
 

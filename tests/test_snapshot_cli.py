@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctxkit.cli.snapshot import colour_diff
+from ctxkit.output import colour_diff
 from ctxkit.snapshots import store as core
 
 from .conftest import FIXTURES, ctxkit
@@ -96,6 +96,9 @@ def test_diff_colour_is_added_after_the_plain_diff():
     coloured = colour_diff(diff, True)
     assert "\x1b[31m-old\x1b[0m" in coloured and "\x1b[32m+new\x1b[0m" in coloured
     assert "\x1b[1m--- a\x1b[0m" in coloured and "\n same\n" in coloured
+    # the message lines of `ctxkit diff`'s summary are coloured by the same function
+    summary = colour_diff("messages: 2 present in only one context\n  - m1 user\n  + m2 user\n", True)
+    assert summary.splitlines()[1:] == ["\x1b[31m  - m1 user\x1b[0m", "\x1b[32m  + m2 user\x1b[0m"]
 
 
 def test_rule_failure_is_pinned_as_an_error_snapshot(tmp_path, monkeypatch):

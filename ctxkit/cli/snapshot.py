@@ -20,21 +20,6 @@ from ctxkit.cli import cli
 from ctxkit.cli.options import PROVIDER_TYPE, WINDOW_TYPE, build_options, echo, load, load_options, overrides, warn
 from ctxkit.errors import ExitStatus
 
-DIFF_STYLES = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
-
-
-def colour_diff(diff: str, on: bool) -> str:
-    """Colour a plain unified diff line by line (headers bold, hunks cyan, +green, -red)."""
-    if not on:
-        return diff
-    from ctxkit.output import style
-
-    out = []
-    for line in diff.splitlines():
-        code = next((c for prefix, c in DIFF_STYLES if line.startswith(prefix)), None)
-        out.append(style(line, code, True) if code else line)
-    return "\n".join(out) + "\n"
-
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
@@ -76,7 +61,7 @@ def snapshot(
     """Compare payload + budget of each fixture with its stored snapshot."""
     from dataclasses import replace
 
-    from ctxkit.output import use_colour
+    from ctxkit.output import colour_diff, use_colour
     from ctxkit.snapshots.store import check
 
     shared = build_options(kw)  # --model, --leaf, --tokenizer, --now, --templates: the same for every snapshot

@@ -208,20 +208,3 @@ def _render_numbers(changes: list[NumberChange]) -> list[str]:
         delta = c.b - c.a
         lines.append(f"  {c.name:<{width}}  {c.a:>{digits},} -> {c.b:>{digits},}  ({delta:+,})")
     return lines
-
-
-def colourize(text: str) -> str:
-    lines = []
-    for line in text.splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
-            line = f"\x1b[32m{line}\x1b[0m"
-        elif line.startswith("-") and not line.startswith("---"):
-            line = f"\x1b[31m{line}\x1b[0m"
-        elif line.startswith("@@"):
-            line = f"\x1b[36m{line}\x1b[0m"
-        elif line.startswith("  +"):
-            line = f"\x1b[32m{line}\x1b[0m"
-        elif line.startswith("  -"):
-            line = f"\x1b[31m{line}\x1b[0m"
-        lines.append(line)
-    return "\n".join(lines) + "\n"
