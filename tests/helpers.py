@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from hypothesis import strategies as st
 
 from ctxkit.assembly.pipeline import Result, run
 from ctxkit.loading.config import Options
@@ -52,3 +55,20 @@ def fates(result: Result) -> dict[str, tuple[str, str]]:
 
 def keys(result: Result) -> list[str]:
     return [readable(w.key) for w in result.assembly.messages]
+
+
+@st.composite
+def tool_calls(
+    draw: Any, first: int, names: Sequence[str], response: st.SearchStrategy[str], tokens: bool = False
+) -> list[dict[str, Any]]:
+    """1–3 stored tool calls numbered after `first` (`c{n}`), over up to three turns (R-CONV-2),
+    each answered by `response`; with `tokens`, each carries a stored count. For property tests."""
+    calls = []
+    for n in range(first + 1, first + 1 + draw(st.integers(1, 3))):
+        call: dict[str, Any] = {"id": f"c{n}", "name": draw(st.sampled_from(names)), "args": {"q": n}}
+        call["turn"] = draw(st.integers(0, 2))
+        if tokens:
+            call["tokens"] = draw(st.integers(10, 120))
+        call["response"] = draw(response)
+        calls.append(call)
+    return calls

@@ -40,7 +40,7 @@ from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.reports.budget import report as budget_report
 
-from .helpers import readable
+from .helpers import readable, tool_calls
 
 ORDER = [
     "system",
@@ -113,20 +113,9 @@ def conversations(draw: Any, mode: str) -> dict[str, Any]:
         if role == "user" and files and draw(st.booleans()):
             m["files"] = draw(st.lists(st.sampled_from([f["id"] for f in files]), max_size=3, unique=True))
         if role == "assistant" and draw(st.booleans()):
-            calls = []
-            for _ in range(draw(st.integers(1, 3))):
-                call_n += 1
-                calls.append(
-                    {
-                        "id": f"c{call_n}",
-                        "name": draw(st.sampled_from(["internal_search", "get_x", "generate_image"])),
-                        "args": {"q": call_n},
-                        "turn": draw(st.integers(0, 2)),
-                        "tokens": draw(st.integers(10, 120)),
-                        "response": "r",
-                    }
-                )
-            m["tool_calls"] = calls
+            names = ["internal_search", "get_x", "generate_image"]
+            m["tool_calls"] = draw(tool_calls(call_n, names, st.just("r"), tokens=True))
+            call_n += len(m["tool_calls"])
             if draw(st.booleans()):  # no answer text: the results are the newest part (R-ASM-8)
                 m["text"] = ""
         messages.append(m)

@@ -27,6 +27,7 @@ from ctxkit.reports.replay import report
 
 from . import provider_schemas, server_rules
 from .conftest import FIXTURES, ROOT
+from .helpers import tool_calls
 
 CLI = "from ctxkit.cli import main; main()"
 PROVIDERS = ["openai", "azure", "anthropic", "gemini", "ollama"]
@@ -58,19 +59,8 @@ def conversations(draw: Any, *, grow_only: bool = False) -> dict[str, Any]:
             break
         answer: dict[str, Any] = {"id": f"a{i}", "role": "assistant", "parent": parent, "text": draw(WORDS)}
         if not grow_only and draw(st.booleans()):
-            calls = []
-            for _ in range(draw(st.integers(1, 3))):
-                call_n += 1
-                calls.append(
-                    {
-                        "id": f"c{call_n}",
-                        "name": draw(st.sampled_from(["internal_search", "get_x", "lookup"])),
-                        "args": {"q": call_n},
-                        "turn": draw(st.integers(0, 2)),
-                        "response": draw(WORDS),
-                    }
-                )
-            answer["tool_calls"] = calls
+            answer["tool_calls"] = draw(tool_calls(call_n, ["internal_search", "get_x", "lookup"], WORDS))
+            call_n += len(answer["tool_calls"])
         messages.append(answer)
         parent = f"a{i}"
     if not grow_only and turns > 2 and draw(st.booleans()):
