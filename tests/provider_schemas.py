@@ -298,3 +298,39 @@ def _leaves(error: Any) -> list[Any]:
         key=lambda es: (max(len(e.absolute_path) for e in es), -len(es)),
     )
     return [leaf for e in best for leaf in _leaves(e)]
+
+
+class PerMessage:
+    """`validate` for the many bodies of one replay, each distinct message checked once.
+
+    The schemas check a body's messages one by one (an `items` schema; OpenAI adds only
+    `minItems: 1`; nothing relates one message to another), so a body is valid exactly when
+    the rest of it is valid with some message in place and each of its messages is valid.
+    Consecutive calls repeat most of their messages: each distinct message, and each distinct
+    rest of a body, is checked in the first body that sends it. An error's path counts the
+    messages that were checked with that body, not the body's own positions.
+    """
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.field = "contents" if provider == "gemini" else "messages"
+        self._seen: set[str] = set()
+        self.checked = 0  # bodies handed to the schema validator (some with fewer messages)
+
+    def validate(self, body: dict[str, Any]) -> list[str]:
+        messages = body.get(self.field)
+        if not isinstance(messages, list) or not messages:
+            self.checked += 1
+            return validate(self.provider, body)
+        rest = json.dumps({k: v for k, v in body.items() if k != self.field}, sort_keys=True)
+        new = []
+        for m in messages:
+            key = json.dumps(m, sort_keys=True)
+            if key not in self._seen:
+                self._seen.add(key)
+                new.append(m)
+        if not new and rest in self._seen:
+            return []
+        self._seen.add(rest)
+        self.checked += 1
+        return validate(self.provider, {**body, self.field: new or messages[:1]})

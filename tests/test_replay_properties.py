@@ -155,3 +155,14 @@ def test_r_rpl_9_gallery_calls_pass_the_provider_checks() -> None:
             for body in replay_bodies(fixture, Options(provider=provider))[1]:
                 problems = provider_schemas.validate(provider, body) + server_rules.check(provider, body)
                 assert not problems, f"{path.name} {provider}: {problems[:3]}"
+
+
+def test_r_rpl_9_schema_check_per_message_still_finds_a_bad_message_of_a_later_call() -> None:
+    """`provider_schemas.PerMessage` (the tau-bench replay test) checks each distinct message once."""
+    schema = provider_schemas.PerMessage("openai")
+    first = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
+    later = {**first, "messages": [*first["messages"], {"role": "wizard", "content": "x"}]}
+    assert schema.validate(first) == []
+    assert schema.validate(later)  # only the new message is checked, and it is invalid
+    assert schema.validate({**first, "model": 4}), "a new rest of the body is checked too"
+    assert schema.validate(first) == [] and schema.checked == 3
