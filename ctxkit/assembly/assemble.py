@@ -85,6 +85,14 @@ class Shared:
 
     paths: tree.Paths = field(default_factory=tree.Paths)
     conversions: conv.Conversions = field(default_factory=conv.Conversions)
+    cacheable: dict[int, tuple[Working, Working]] = field(default_factory=dict)  # id → (message, its copy)
+
+    def kept(self, w: Working) -> Working:
+        """`w.with_(cacheable=True)`, made once per message: later calls get the same object."""
+        found = self.cacheable.get(id(w))
+        if found is None or found[0] is not w:
+            found = self.cacheable[id(w)] = (w, w.with_(cacheable=True))
+        return found[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +159,7 @@ def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
                 "it does not fit the history budget (R-FILE-3)"
             )
     answered = drop_orphans(eviction.kept, tail[1:])
-    kept = [w.with_(cacheable=True) for w in answered.kept]
+    kept = list(map(shared.kept, answered.kept)) if shared else [w.with_(cacheable=True) for w in answered.kept]
     fates: dict[str, Fated] = {}
     _fate_all(fates, older[:cut], Fate.LAST_N_CUT, "R-ASM-5")
     _fate_all(fates, older[cut:start], Fate.TRUNCATED, "R-ASM-4")

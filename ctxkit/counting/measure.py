@@ -12,6 +12,7 @@ import contextlib
 import contextvars
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxkit.counting import images as imagelib
@@ -22,18 +23,24 @@ from ctxkit.loading.templates import Templates
 UNREADABLE_IMAGE_TOKENS = 85  # base cost of one image when its size cannot be read
 
 
-_SHARED: contextvars.ContextVar[dict[str, dict[str, int]] | None] = contextvars.ContextVar(
-    "ctxkit_shared_counts", default=None
-)
+@dataclass(slots=True)
+class _Shared:
+    texts: dict[str, dict[str, int]] = field(default_factory=dict)  # per tokenizer: text → count
+    # per tokenizer: id → (image-less working message, its cost), which needs only the tokenizer
+    messages: dict[str, dict[int, tuple[Working, int]]] = field(default_factory=dict)
+
+
+_SHARED: contextvars.ContextVar[_Shared | None] = contextvars.ContextVar("ctxkit_shared_counts", default=None)
 
 
 @contextlib.contextmanager
 def shared_counts() -> Iterator[None]:
-    """Within it, every Meter remembers each distinct text's count for all the others.
+    """Within it, every Meter remembers each distinct text's count for all the others, and each
+    image-less working message's cost by identity.
 
     Replay assembles the same stored messages once per call: with this, each text is
-    tokenized once per replay, not once per call (R-RPL-9)."""
-    token = _SHARED.set({})
+    tokenized once per replay, not once per call, and each message costed once (R-RPL-9)."""
+    token = _SHARED.set(_Shared())
     try:
         yield
     finally:
@@ -53,7 +60,8 @@ class Meter:
         self._counter = get_counter(tokenizer)
         self._cache: dict[str, int] = {}
         shared = _SHARED.get()
-        self._texts = shared.setdefault(tokenizer, {}) if shared is not None else None
+        self._texts = shared.texts.setdefault(tokenizer, {}) if shared is not None else None
+        self._costs = shared.messages.setdefault(tokenizer, {}) if shared is not None else None
         self.counted_texts = 0  # how many texts were tokenized (for benchmarks and tests)
 
     def text(self, text: str) -> int:
@@ -88,8 +96,15 @@ class Meter:
         cached = self._cache.get(w.key)
         if cached is not None:
             return cached
-        total = w.tokens if w.tokens is not None else self.text(w.text if w.count_text is None else w.count_text)
-        total += sum(self.image(i) for i in w.images if not i.project)
-        total += sum(self.call(c) for c in w.tool_calls)
+        costs = self._costs
+        known = costs.get(id(w)) if costs is not None else None
+        if known is not None and known[0] is w:
+            total = known[1]
+        else:
+            total = w.tokens if w.tokens is not None else self.text(w.text if w.count_text is None else w.count_text)
+            total += sum(self.image(i) for i in w.images if not i.project)
+            total += sum(self.call(c) for c in w.tool_calls)
+            if costs is not None and not w.images:
+                costs[id(w)] = (w, total)
         self._cache[w.key] = total
         return total
