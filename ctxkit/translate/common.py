@@ -150,6 +150,7 @@ def prepare(a: TranslationInput) -> Prepared:
     allowed = _allowed_images(messages, image_cap(a))
     out = Prepared([], 0, 0)
     dropped = 0
+    prompt_cache = a.settings.prompt_cache
     for index, (seg, w) in enumerate(placed):
         parts = [Part(wrap_reminder(w.text) if w.kind is Kind.REMINDER else w.text)]
         shown = 0  # images that stay in the payload as an image, a label or a marker
@@ -165,17 +166,10 @@ def prepare(a: TranslationInput) -> Prepared:
                 out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_CAPPED, "R-TR-6"))
             else:
                 parts.extend(_image_parts(a, ident, img, seg, out))
-        role = "user" if w.kind in (Kind.USER, Kind.REMINDER) else str(w.kind)
+        role = _ROLES[w.kind]
         out.messages.append(
             WireMessage(
-                role,
-                parts,
-                w.key,
-                w.tool_calls,
-                w.tool_call_id,
-                w.cacheable and a.settings.prompt_cache,
-                source=index,
-                had_images=shown > 0,
+                role, parts, w.key, w.tool_calls, w.tool_call_id, w.cacheable and prompt_cache, index, shown > 0
             )
         )
     if dropped:
@@ -199,6 +193,9 @@ def prepare(a: TranslationInput) -> Prepared:
     out.cache_prefix_messages = prefix
     out.cache_prefix_tokens = sum(a.meter.of(w) for w in messages[:prefix])
     return out
+
+
+_ROLES = {k: "user" if k in (Kind.USER, Kind.REMINDER) else str(k) for k in Kind}  # a message's wire role
 
 
 def _image_parts(a: TranslationInput, ident: tuple[str, int], img: Image, seg: str, out: Prepared) -> list[Part]:

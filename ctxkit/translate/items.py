@@ -129,16 +129,17 @@ class ItemMemo:
     """
 
     def __init__(self) -> None:
-        self._flat: dict[tuple[str | None, tuple[tuple[str, str | None], ...]], tuple[str, int]] = {}
+        self._flat: dict[tuple[str | None, ...], tuple[str, int]] = {}
 
     def lookup(self, role: str, part: Any, meter: ItemMeter) -> tuple[str, int] | None:
         """(key, tokens of the texts) of a flat item, or None for any other item."""
         if type(part) is not dict:
             return None
         fields = part if "cache_control" not in part else _without_cache_control(part)
-        if not _FLAT.issuperset(map(type, fields.values())):
+        values = fields.values()
+        if not _FLAT.issuperset(map(type, values)):
             return None  # exact types: a flag equal to 1 must not share a memo entry with the number
-        memo_key = (role, tuple(fields.items()))
+        memo_key = (role, *fields, *values)  # a dict's keys and values are listed in the same order
         found = self._flat.get(memo_key)
         if found is None:
             found = self._flat[memo_key] = (_key(role, part), _texts_tokens(part, meter))
@@ -159,20 +160,20 @@ def prompt_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = 
         out.append(Item(canonical({"tools": tools}), tool_definitions_tokens(body, meter.text), None, None, None))
     images = _Images(payload)
     wire = payload.prepared.messages
-    framing: dict[str, int] = {}  # per role: the framing and the role name, counted once per call
-    for n, role, k, part, origin in _parts(payload):
-        source = wire[origin].source if origin >= 0 else None
-        found = memo.lookup(role, part, meter) if memo is not None else None
-        if found is None:
-            key, tokens = _key(role, part), _tokens(part, origin, images, meter)
-        else:
-            key, tokens = found
-        if k == 0:
-            frame = framing.get(role)
-            if frame is None:
-                frame = framing[role] = FRAMING_TOKENS + meter.text(role)
-            tokens += frame
-        out.append(Item(key, tokens, n, source, role, isinstance(part, dict) and "cache_control" in part))
+    lookup = memo.lookup if memo is not None else None
+    for n, (role, parts) in enumerate(_messages(payload.provider, body)):
+        origins = payload.origins[n] if n < len(payload.origins) else ()
+        frame = FRAMING_TOKENS + meter.text(role)  # on the message's first item
+        for k, part in enumerate(parts):
+            origin = origins[k] if k < len(origins) else -1
+            found = lookup(role, part, meter) if lookup is not None else None
+            if found is None:
+                key, tokens = _key(role, part), _tokens(part, origin, images, meter)
+            else:
+                key, tokens = found
+            mark = isinstance(part, dict) and "cache_control" in part
+            source = wire[origin].source if origin >= 0 else None
+            out.append(Item(key, tokens + frame if k == 0 else tokens, n, source, role, mark))
     return tuple(out)
 
 
