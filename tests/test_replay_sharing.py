@@ -1,12 +1,14 @@
 """R-RPL-9: replay shares work between calls, and sharing never changes a call.
 
-Every call assembled with the replay's shared work (`assemble.Shared`: branch lookups and
-each stored message's conversion) must equal the same call assembled afresh, and each
+Every call assembled with the replay's shared work (`assemble.Shared`: branch lookups, each
+stored message's conversion and cacheable copy, the positions behind the lazily recorded
+fates of the dropped history) must equal the same call assembled afresh, and each
 stored message is converted once per replay, however many calls send it.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -32,7 +34,10 @@ def test_r_rpl_9_shared_work_gives_the_same_call_as_assembling_afresh(path: Any,
     def check(index: int, call: Any, result: Any) -> None:
         fresh = run(call.fixture, call.options)
         assert result.payload.body == fresh.payload.body, (path.name, index)
-        assert result.assembly.fates == fresh.assembly.fates, (path.name, index)
+        fates = result.assembly.fates  # the dropped runs are looked up through the replay's shared index
+        assert fates == fresh.assembly.fates and list(fates) == list(fresh.assembly.fates), (path.name, index)
+        one_by_one = Counter(str(fates[w.key].fate) for w in result.assembly.dropped)
+        assert fates.dropped() == one_by_one, (path.name, index)
         assert result.assembly.dropped == fresh.assembly.dropped, (path.name, index)
         seen.append(index)
 

@@ -16,6 +16,7 @@ from operator import attrgetter
 
 from ctxkit.assembly import project as proj
 from ctxkit.assembly import system as sysp
+from ctxkit.assembly.fates import Fated, Fates, Positions
 from ctxkit.counting.measure import Meter
 from ctxkit.errors import RuleError
 from ctxkit.history import convert as conv
@@ -26,14 +27,6 @@ from ctxkit.loading.domain import FileKind, FileRecord
 from ctxkit.output import plural
 
 
-@dataclass(frozen=True, slots=True)
-class Fated:
-    fate: Fate
-    rule: str
-    segment: str | None
-    notes: tuple[str, ...] = ()
-
-
 @dataclass(slots=True)
 class Assembly:
     eff: Effective
@@ -42,7 +35,7 @@ class Assembly:
     converted: conv.Converted
     messages: list[Working]  # final order
     segments: dict[str, list[Working]]
-    fates: dict[str, Fated]  # by working-message key
+    fates: Fates  # by working-message key
     history_budget: int
     available: int
     reserved: int
@@ -86,6 +79,7 @@ class Shared:
     paths: tree.Paths = field(default_factory=tree.Paths)
     conversions: conv.Conversions = field(default_factory=conv.Conversions)
     cacheable: dict[int, tuple[Working, Working]] = field(default_factory=dict)  # id → (message, its copy)
+    positions: Positions = field(default_factory=Positions)  # where each key is in the older history
 
     def kept(self, w: Working) -> Working:
         """`w.with_(cacheable=True)`, made once per message: later calls get the same object."""
@@ -160,11 +154,11 @@ def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
             )
     answered = drop_orphans(eviction.kept, tail[1:])
     kept = list(map(shared.kept, answered.kept)) if shared else [w.with_(cacheable=True) for w in answered.kept]
-    fates: dict[str, Fated] = {}
-    _fate_all(fates, older[:cut], Fate.LAST_N_CUT, "R-ASM-5")
-    _fate_all(fates, older[cut:start], Fate.TRUNCATED, "R-ASM-4")
-    _fate_all(fates, eviction.evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
-    fates.update(_answer_fates(answered.orphans, kept, last_user, answered.in_turn))
+    decided: dict[str, Fated] = {}  # the older history up to `start` is recorded as two runs (`Fates`)
+    _fate_all(decided, eviction.evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
+    decided.update(_answer_fates(answered.orphans, kept, last_user, answered.in_turn))
+    index = shared.positions.of(older) if shared else None
+    fates = Fates(decided, older, cut, start, eviction.evicted, index)
     segments: dict[str, list[Working]] = {
         Segment.SYSTEM: [fixed.system] if fixed.system else [],
         Segment.HISTORY: kept,
@@ -282,10 +276,7 @@ _KEY, _NOTES = attrgetter("key"), attrgetter("notes")
 
 def _fate_all(fates: dict[str, Fated], ws: list[Working], fate: Fate, rule: str, *extra: str) -> None:
     """The same fate for many messages (their notes, then `extra`); one shared (frozen) `Fated`
-    per distinct notes.
-
-    Iterated in C (`map`, `zip`), not per message in Python: replay records the dropped
-    history once per call (R-RPL-9)."""
+    per distinct notes, iterated in C (`map`, `zip`)."""
     notes = list(map(_NOTES, ws))
     shared = {n: Fated(fate, rule, None, n + extra) for n in set(notes)}
     fates.update(zip(map(_KEY, ws), map(shared.__getitem__, notes), strict=True))

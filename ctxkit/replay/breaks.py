@@ -18,7 +18,7 @@ from ctxkit.loading.domain import Fixture, Role
 from ctxkit.translate.items import Item
 
 if TYPE_CHECKING:
-    from ctxkit.assembly.assemble import Fated
+    from ctxkit.assembly.fates import Fated
     from ctxkit.assembly.pipeline import Result
 
 CAUSE_RULES = {

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ctxkit.assembly import collector
-from ctxkit.assembly.assemble import Assembly, Fated
+from ctxkit.assembly.assemble import Assembly
+from ctxkit.assembly.fates import Fated
 from ctxkit.history.working import Fate, Origin, Row, Segment, Working, message_key
 from ctxkit.loading.domain import FileKind, StoredMessage
 from ctxkit.translate import Payload
