@@ -354,5 +354,11 @@ def test_ctxkit_fixtures_usage_errors(project):
     result = run(project, "--ctxkit-fixtures", "empty")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--ctxkit-fixtures empty: no fixture files in this folder*"])
+    # snapshots are not fixtures: the same files `ctxkit snapshot` would expand decide it
+    (project.path / "only_snapshots" / "__snapshots__").mkdir(parents=True)
+    (project.path / "only_snapshots" / "__snapshots__" / "plain_chat.json").write_text("{}\n")
+    result = run(project, "--ctxkit-fixtures", "only_snapshots")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ctxkit-fixtures only_snapshots: no fixture files in this folder*"])
     result = run(project, "--help")
     result.stdout.fnmatch_lines(["*--ctxkit-fixtures=DIR*", "*--ctxkit-snapshots=DIR*"])

@@ -51,14 +51,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.hasplugin("syrupy"):
         raise pytest.UsageError(f"--ctxkit-fixtures needs syrupy: {INSTALL_HINT}")
     _check_syrupy_version()
-    from ctxkit.snapshots.store import FIXTURE_SUFFIXES
+    from ctxkit.snapshots.store import fixtures_under
 
     base = config.invocation_params.dir
     dirs = tuple((base / d).resolve() for d in given)
     for d, text in zip(dirs, given, strict=True):
         if not d.is_dir():
             raise pytest.UsageError(f"--ctxkit-fixtures {text}: no such folder")
-        if not any(p.suffix in FIXTURE_SUFFIXES for p in d.rglob("*")):
+        if not fixtures_under(d):
             raise pytest.UsageError(f"--ctxkit-fixtures {text}: no fixture files in this folder")
     config.stash[_FIXTURE_DIRS] = dirs
     snapshots = config.getoption("ctxkit_snapshots")
@@ -198,7 +198,7 @@ def ctxkit_snapshot(request: pytest.FixtureRequest) -> Callable[..., None]:
     root = request.config.rootpath
 
     def check(fixture: str | Path, *, provider: str | None = None, max_input_tokens: int | None = None) -> None:
-        from ctxkit.snapshots.store import snapshot_name
+        from ctxkit.snapshots.store import SNAPSHOT_SUFFIX, snapshot_name
 
         label = f"{fixture}" + "".join(
             f" {k}={v!r}" for k, v in (("provider", provider), ("max_input_tokens", max_input_tokens)) if v is not None
@@ -210,7 +210,7 @@ def ctxkit_snapshot(request: pytest.FixtureRequest) -> Callable[..., None]:
         except InputError as exc:
             _note(request.node, f"{label}: not compared: " + "\n".join(exc.lines()))
             return
-        name = snapshot_name(path, options.provider, options.max_input_tokens).removesuffix(".json")
+        name = snapshot_name(path, options.provider, options.max_input_tokens).removesuffix(SNAPSHOT_SUFFIX)
         _compare(request.node, assertion(name=name), text, label)
 
     return check
@@ -317,7 +317,7 @@ def _build_extensions() -> tuple[type, type]:
     from syrupy.data import SnapshotCollections
     from syrupy.extensions.json import JSONSnapshotExtension
 
-    from ctxkit.snapshots.store import check_target, is_snapshot_file, render, unified_diff, write_atomic
+    from ctxkit.snapshots.store import check_target, render, snapshot_files, unified_diff, write_atomic
 
     class PayloadSnapshotExtension(JSONSnapshotExtension):
         """Snapshots as `ctxkit snapshot` writes them: payload key order kept, atomic writes."""
@@ -376,9 +376,8 @@ def _build_extensions() -> tuple[type, type]:
             found = SnapshotCollections()
             if isinstance(test_location.item, FixtureItem):
                 folder = Path(self.dirname(test_location=test_location))
-                for path in sorted(folder.glob("*.json")):
-                    if is_snapshot_file(path):
-                        found.add(self.read_snapshot_collection(snapshot_location=str(path)))
+                for path in snapshot_files(folder):
+                    found.add(self.read_snapshot_collection(snapshot_location=str(path)))
             return found
 
     for cls in (PayloadSnapshotExtension, FixtureSnapshotExtension):

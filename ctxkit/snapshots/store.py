@@ -30,6 +30,7 @@ from ctxkit.output import dumps, shorten_images
 from ctxkit.reports.budget import report as budget_report
 
 FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
+SNAPSHOT_SUFFIX = ".json"  # every snapshot file, for the CLI and the pytest plugin alike
 SNAPSHOTS_DIRNAME = "__snapshots__"  # skipped when folders are expanded (syrupy's name)
 MARKER = "ctxkit_snapshot"  # first key of every snapshot file; the value is the format version
 MARKER_VERSION = 1
@@ -113,7 +114,7 @@ def snapshot_name(fixture_path: str | Path, provider: str | None = None, max_inp
         parts.append(str(provider))
     if max_input_tokens is not None:
         parts.append(f"max{max_input_tokens}")
-    return ".".join(parts) + ".json"
+    return ".".join(parts) + SNAPSHOT_SUFFIX
 
 
 def options_name(fixture_path: str | Path, options: Options) -> str:
@@ -149,13 +150,18 @@ def snapshot_text(fixture: Fixture, options: Options) -> tuple[str, list[str]]:
     return render(snapshot_document(result)), result.warnings
 
 
+def snapshot_files(folder: Path) -> list[Path]:
+    """The snapshot files ctxkit wrote in `folder` (not below it), sorted by name."""
+    return [p for p in sorted(folder.glob(f"*{SNAPSHOT_SUFFIX}")) if is_snapshot_file(p)]
+
+
 def is_snapshot_file(path: Path) -> bool:
     """True only for a regular `*.json` file (not a link) that ctxkit wrote as a snapshot.
 
     The proof is the marker, `"ctxkit_snapshot": 1` at the top level; nothing is
     guessed from the other keys, so a user's `{"error": "..."}` notes are not ours.
     """
-    if path.suffix != ".json" or path.name.startswith(".") or path.is_symlink() or not path.is_file():
+    if path.suffix != SNAPSHOT_SUFFIX or path.name.startswith(".") or path.is_symlink() or not path.is_file():
         return False
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -240,9 +246,9 @@ def expand(paths: Iterable[str], *, exclude: Sequence[Path] = ()) -> list[str]:
         if given == "-":
             missing.append(Problem(given, "", "snapshots are named after fixture files: stdin cannot be snapshotted"))
         elif path.is_dir():
-            under = _fixtures_under(path, skip)
+            under = fixtures_under(path, skip)
             if not under:
-                missing.append(Problem(given, "", "no fixture files (*.yaml, *.yml, *.json) in this folder"))
+                missing.append(Problem(given, "", f"no fixture files ({_FIXTURE_GLOBS}) in this folder"))
             found.extend(str(path / rel) for rel in under)
         elif path.is_file():
             found.append(given)
@@ -253,7 +259,11 @@ def expand(paths: Iterable[str], *, exclude: Sequence[Path] = ()) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _fixtures_under(root: Path, skip: Sequence[Path]) -> list[str]:
+_FIXTURE_GLOBS = ", ".join(f"*{s}" for s in FIXTURE_SUFFIXES)
+
+
+def fixtures_under(root: Path, skip: Sequence[Path] = ()) -> list[str]:
+    """The fixture files below `root` (relative, sorted), outside hidden, snapshot and `skip` folders."""
     rels = []
     for path in root.rglob("*"):
         rel = path.relative_to(root)
@@ -372,8 +382,8 @@ def _prune(folder: Path, produced: set[str], update: bool) -> list[Outcome]:
     if not folder.is_dir():
         return []
     outcomes = []
-    for path in sorted(folder.glob("*.json")):
-        if path.name in produced or not is_snapshot_file(path):
+    for path in snapshot_files(folder):
+        if path.name in produced:
             continue
         if not update:
             outcomes.append(Outcome(str(path), Status.UNUSED))
