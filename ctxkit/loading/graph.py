@@ -14,6 +14,8 @@ from ctxkit.loading import domain
 from ctxkit.loading.schema import JsonPath, pointer
 from ctxkit.output import plural
 
+_SUMMARY = domain.Role.SUMMARY
+
 
 def check_references(
     doc: dict[str, Any],
@@ -23,13 +25,14 @@ def check_references(
 ) -> None:
     """R-FIX-1: unique ids, resolvable references, no parent cycles, summaries in place."""
     by_id: dict[str, domain.StoredMessage] = {}
+    summaries: set[str] = set()
     for m in messages:
-        if m.id in by_id:
-            first = pointer(("messages", by_id[m.id].index))
-            found.append((("messages", m.index, "id"), f"duplicate message id {m.id!r} (first at {first})"))
-        else:
-            by_id[m.id] = m
-    summaries = {m.id for m in by_id.values() if m.role is domain.Role.SUMMARY}
+        first = by_id.setdefault(m.id, m)
+        if first is not m:
+            at = pointer(("messages", first.index))
+            found.append((("messages", m.index, "id"), f"duplicate message id {m.id!r} (first at {at})"))
+        elif m.role is _SUMMARY:
+            summaries.add(m.id)
     parents: dict[str, str] = {}  # the tree of non-summary messages
     backward = False  # a parent later in the file: only then can there be a cycle
     for m in messages:
@@ -42,9 +45,10 @@ def check_references(
                 found.append(
                     (("messages", m.index, "parent"), f"{parent!r} is a summary node, which cannot be a parent")
                 )
-            elif m.role is not domain.Role.SUMMARY and by_id[m.id] is m:
+            elif m.role is not _SUMMARY and by_id[m.id] is m:
                 parents[m.id] = parent
-                backward = backward or target.index >= m.index
+                if target.index >= m.index:
+                    backward = True
         if m.files:
             found.extend(_attachment_problems(m.files, ("messages", m.index, "files"), file_ids))
         if m.summarizes_through is not None and m.summarizes_through not in by_id:
@@ -59,7 +63,7 @@ def check_references(
             found.append((("leaf",), f"{leaf.id!r} is a summary node; the leaf must be a user or assistant message"))
     if backward:
         found.extend(_cycles(parents, by_id))
-    if any(m.summarizes_through in by_id for m in messages if m.role is domain.Role.SUMMARY):
+    if any(m.summarizes_through in by_id for m in messages if m.role is _SUMMARY):
         found.extend(_summary_ancestry(messages, parents, by_id))
 
 
