@@ -325,6 +325,18 @@ def test_r_fix_1_tool_arguments_nested_too_deep() -> None:
     ]
 
 
+@pytest.mark.parametrize(("lists", "refused"), [(99, False), (100, True)])
+def test_r_fix_1_tool_arguments_depth_boundary(lists: int, refused: bool) -> None:
+    """Stored arguments may be 100 levels deep, counting the innermost value: 99 nested lists
+    around a number are accepted, 100 are not."""
+    nested = "[" * lists + "1" + "]" * lists
+    text = f"messages: [{{id: m, role: assistant, tool_calls: [{{id: c, name: t, args: {nested}}}]}}]\n"
+    if refused:
+        assert errors(text) == ["fx.yaml:/messages/0/tool_calls/0/args: nested more than 100 levels deep"]
+    else:
+        assert load(text).messages[0].tool_calls[0].args[0] is not None
+
+
 # --- R-FIX-2: linear lists and summaries ---------------------------------------------------------
 
 
