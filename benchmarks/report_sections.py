@@ -110,10 +110,11 @@ def summary(r: R, d: dict[str, Any]) -> list[str]:
             verdict(
                 total,
                 1.0,
-                "both halves are linear but pay Python object "
-                "construction per message: loading parses, checks and "
-                "freezes 25 MB of JSON (see the loader stages), assembly "
-                "converts 100,000 messages (136,000 working messages)",
+                "loading is linear and pays Python object construction "
+                "per message: it parses, checks and freezes 25 MB of JSON "
+                "(see the loader stages); assembly converts only the "
+                "window's messages but still walks the 100,000-message "
+                "branch and reads the left-out messages' files (R-FILE-1)",
             ),
         ]
     )
@@ -321,7 +322,7 @@ def scale(r: R, d: dict[str, Any]) -> list[str]:
         + " (log(t₂/t₁) / log 10)"
         + (
             ": below 1 because both keep the same 128k-token window, whose translation is "
-            "a fixed cost; what grows with the history (tree walk, conversion) is linear"
+            "a fixed cost; what grows with the history (the tree walk, the scan of left-out files) is linear"
             if k is not None and k < 0.95
             else ""
         )

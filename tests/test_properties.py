@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import RuleError
-from ctxkit.history.working import Segment
+from ctxkit.history.working import Kind, Origin, Segment, Working
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.reports.budget import report as budget_report
@@ -423,3 +423,61 @@ def test_invariants(mode: str, data: st.DataObject) -> None:
     for path in taken:
         event(path)
     assert MODES[mode] is None or MODES[mode] in taken, f"the {mode} example did not take its path"
+
+
+# --- lazy conversion (R-ASM-4/5, R-FILE-1): the older history is converted only as far back as
+# truncation reaches; what it decides must be what a full conversion decides.
+
+LAZY_MODES = ("truncated", "last_n", "orphan", "placeholder", "evicted", "list_cut", "summary", "explore")
+
+
+def _decided_in_full(r: Result) -> tuple[list[Working], dict[str, tuple[str, str]]]:
+    """R-ASM-5 then R-ASM-4, restated over the whole converted older history: the messages
+    they leave out, oldest first, and each one's (fate, rule)."""
+    a = r.assembly
+    older = list(a.converted.history)
+    last_user = a.segments["last_user"][0]
+    n = a.eff.settings.last_n_user_messages
+    cut = 0
+    users = [i for i, w in enumerate(older) if w.kind is Kind.USER and w.origin is Origin.MESSAGE]
+    if n and len(users) >= n - 1:
+        at, owner = (len(older), last_user.source_id) if n == 1 else (users[-(n - 1)], older[users[-(n - 1)]].source_id)
+        while at and older[at - 1].origin is Origin.FILE and older[at - 1].source_id == owner:
+            at -= 1  # the n-th user message keeps its pinned files
+        cut = at
+    room = a.history_budget - sum(a.meter.of(w) for w in (last_user, *a.converted.in_turn))
+    start, used = len(older), 0
+    while start > cut and used + a.meter.of(older[start - 1]) <= room:
+        start -= 1
+        used += a.meter.of(older[start])
+    fates = {w.key: ("last_n_cut", "R-ASM-5") for w in older[:cut]}
+    fates.update({w.key: ("truncated", "R-ASM-4") for w in older[cut:start]})
+    return older[:start], fates
+
+
+@pytest.mark.parametrize("mode", LAZY_MODES)
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_r_asm_4_lazy_conversion_decides_as_full_conversion(mode: str, data: st.DataObject) -> None:
+    doc = data.draw(conversations(mode))
+    if _steer(doc) is not None:
+        return  # a rule failure: nothing assembled (the invariants test covers it)
+    fresh = _run(doc).assembly  # read key by key first: nothing materialized yet
+    a = _run(doc).assembly
+    dropped, expected = _decided_in_full(_run(doc))
+    evicted = [w for w in a.converted.history if a.fates[w.key].rule == "R-FILE-3"]
+    assert bool(fresh.dropped) == bool(dropped + evicted)
+    by_key = {w.key: fresh.fates.get(w.key) for w in a.converted.history}
+    assert fresh.fates.get("system") is None and "m:1:?" not in fresh.fates
+    assert by_key == {k: v for k, v in a.fates.items() if k in by_key}  # key by key = all at once
+
+    assert list(a.dropped) == dropped + evicted
+    for w in dropped:
+        f = a.fates[w.key]
+        assert (str(f.fate), f.rule, f.segment, f.notes) == (*expected[w.key], None, w.notes)
+    if a.segments["forgotten_files"] and not any("left out of the read_file list" in x for x in a.record.warnings):
+        carried = {w.file_id for w in a.segments["history"] if w.file_id}
+        left = {w.file_id for w in dropped + evicted if w.file_id} - carried
+        assert {f.id for f, known in a.forgotten if known} == left  # R-FILE-1 from stored messages
+    rules = {rule for _, rule in expected.values()} | ({"R-FILE-3"} if evicted else set())
+    event("lazy: left out by " + (", ".join(sorted(rules)) or "nothing"))

@@ -2,21 +2,22 @@
 
 Input: `Effective` settings. Output: `Assembly` — the messages in final order
 (R-ASM-7), the segment totals, and the decision record (a fate and a rule for
-every message). Truncation counts newest-first and stops at the first misfit,
-so the dropped part of a long history is never tokenized.
+every message). Truncation converts and counts newest-first and stops at the first
+misfit, so the dropped part of a long history is never converted nor tokenized: its
+fates are worked out when a report asks (see `fates`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
-from operator import attrgetter
 
 from ctxkit.assembly import project as proj
 from ctxkit.assembly import system as sysp
-from ctxkit.assembly.fates import Fated, Fates, Positions
+from ctxkit.assembly.fates import DroppedHistory, Fated, Fates, Older, fate_all
 from ctxkit.counting.measure import Meter
 from ctxkit.errors import RuleError
 from ctxkit.history import convert as conv
@@ -40,7 +41,7 @@ class Assembly:
     available: int
     reserved: int
     project: proj.ProjectPart
-    dropped: list[Working]  # older history left out (last-n cut, truncated or evicted)
+    dropped: Sequence[Working]  # older history left out (last-n cut, truncated or evicted)
     forgotten: list[tuple[FileRecord, bool]]  # (file, size known)
     clock_dependent: bool
     record: Record = field(default_factory=Record)
@@ -79,7 +80,6 @@ class Shared:
     paths: tree.Paths = field(default_factory=tree.Paths)
     conversions: conv.Conversions = field(default_factory=conv.Conversions)
     cacheable: dict[int, tuple[Working, Working]] = field(default_factory=dict)  # id → (message, its copy)
-    positions: Positions = field(default_factory=Positions)  # where each key is in the older history
 
     def kept(self, w: Working) -> Working:
         """`w.with_(cacheable=True)`, made once per message: later calls get the same object."""
@@ -103,6 +103,15 @@ class Fixed:
     def tokens(self, meter: Meter) -> int:
         generated = (self.system, self.agent, self.reminder)
         return sum(meter.of(w) for w in generated if w) + self.project.tokens(meter)
+
+
+@dataclass(frozen=True, slots=True)
+class Truncation:
+    """R-ASM-4's outcome: units before `end` are left out whole; of unit `end`, `head` is."""
+
+    kept: list[Working]  # oldest first
+    head: list[Working]  # the start of the unit where truncation stopped, oldest first
+    end: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,14 +148,14 @@ def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
         last_user = last_user.with_(images=last_user.images + fixed.project.images)
     available = available_tokens(eff.max_input_tokens, eff.settings.safety_margin)
     budget = history_budget(eff, meter, fixed, available)
-    older = list(converted.history)
-    cut = last_n_cut(older, eff.settings.last_n_user_messages, last_user)
+    first = last_n_cut(converted, eff.settings.last_n_user_messages)
     tail = [last_user, *converted.in_turn]
     room = budget - tail_tokens(eff, meter, tail, budget)
-    start = cut + truncate(older[cut:], room, meter)
-    eviction = Eviction(older[start:], [], None, [], 0)
+    cut = truncate(converted, first, room, meter)
+    eviction = Eviction(kept=cut.kept, evicted=[], listing=None, found=[], left_out=0)
     if "read_file" in eff.tool_names:
-        eviction = forgotten_files(eff, meter, converted, older[start:], older[:start], room)
+        known = converted.file_ids(cut.end) | {w.file_id for w in cut.head if w.file_id}
+        eviction = forgotten_files(eff, meter, converted, cut.kept, known, room)
         if eviction.left_out:
             record.warn(
                 f"{eviction.left_out} forgotten file(s) were left out of the read_file list: "
@@ -154,11 +163,11 @@ def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
             )
     answered = drop_orphans(eviction.kept, tail[1:])
     kept = list(map(shared.kept, answered.kept)) if shared else [w.with_(cacheable=True) for w in answered.kept]
-    decided: dict[str, Fated] = {}  # the older history up to `start` is recorded as two runs (`Fates`)
-    _fate_all(decided, eviction.evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
+    older = Older(converted, cut=first, end=cut.end)
+    decided: dict[str, Fated] = {}  # the units left out whole are recorded as two runs (`Fates`)
+    fate_all(decided, cut.head, Fate.TRUNCATED, "R-ASM-4")
+    fate_all(decided, eviction.evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
     decided.update(_answer_fates(answered.orphans, kept, last_user, answered.in_turn))
-    index = shared.positions.of(older) if shared else None
-    fates = Fates(decided, older, cut, start, eviction.evicted, index)
     segments: dict[str, list[Working]] = {
         Segment.SYSTEM: [fixed.system] if fixed.system else [],
         Segment.HISTORY: kept,
@@ -176,12 +185,12 @@ def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
         converted=converted,
         messages=[w for ws in segments.values() for w in ws],
         segments=segments,
-        fates=fates,
+        fates=Fates(decided, older, cut.head + eviction.evicted),
         history_budget=budget,
         available=available,
         reserved=fixed.reserved,
         project=fixed.project,
-        dropped=older[:start] + eviction.evicted,
+        dropped=DroppedHistory(older, cut.head + eviction.evicted),
         forgotten=eviction.found,
         clock_dependent=fixed.clock_dependent,
         record=record,
@@ -271,17 +280,6 @@ def _answer_fates(
     return fates
 
 
-_KEY, _NOTES = attrgetter("key"), attrgetter("notes")
-
-
-def _fate_all(fates: dict[str, Fated], ws: list[Working], fate: Fate, rule: str, *extra: str) -> None:
-    """The same fate for many messages (their notes, then `extra`); one shared (frozen) `Fated`
-    per distinct notes, iterated in C (`map`, `zip`)."""
-    notes = list(map(_NOTES, ws))
-    shared = {n: Fated(fate, rule, None, n + extra) for n in set(notes)}
-    fates.update(zip(map(_KEY, ws), map(shared.__getitem__, notes), strict=True))
-
-
 def _generated(key: str, kind: Kind, text: str | None, meter: Meter, cacheable: bool = False) -> Working | None:
     if text is None:
         return None
@@ -301,41 +299,39 @@ def _largest_message(messages: list[Working], meter: Meter) -> str:
     return f"{label} ({plural(meter.of(w), 'token')})"
 
 
-def last_n_cut(history: list[Working], n: int | None, last_user: Working) -> int:
-    """R-ASM-5: where the history starts when only the last n user messages count.
+def last_n_cut(converted: conv.Converted, n: int | None) -> int:
+    """R-ASM-5: the first unit of the older history that counts when only the last n user
+    messages do (0: no cut), found from the stored roles without converting anything.
 
-    The last user message is the first of the n. The cut falls before the pinned
-    files of the n-th user message from the end: they belong to it.
+    The last user message is the first of the n. The cut falls before the pinned files
+    of the n-th user message from the end: they are part of its unit.
     """
     if not n:
         return 0
-    index, owner = len(history), last_user.source_id
-    remaining = n - 1
-    for i in range(len(history) - 1, -1, -1):
-        if remaining == 0:
-            break
-        w = history[i]
-        if w.kind is Kind.USER and w.origin == Origin.MESSAGE:
-            remaining -= 1
-            index, owner = i, w.source_id
-    if remaining:
-        return 0
-    while index > 0 and history[index - 1].origin == Origin.FILE and history[index - 1].source_id == owner:
-        index -= 1
-    return index
+    if n == 1:
+        return converted.units - 1  # the files pinned to the last user message
+    for counted, unit in enumerate(converted.user_units(), start=2):
+        if counted == n:
+            return unit
+    return 0
 
 
-def truncate(history: list[Working], room: int, meter: Meter) -> int:
-    """R-ASM-4: index of the first kept message; walks newest-first, stops at a misfit."""
+def truncate(converted: conv.Converted, first: int, room: int, meter: Meter) -> Truncation:
+    """R-ASM-4: walks the units from the newest back to `first`, converting each as it
+    goes, and stops at the first message that does not fit."""
     used = 0
-    start = len(history)
-    for i in range(len(history) - 1, -1, -1):
-        cost = meter.of(history[i])
-        if used + cost > room:
-            break
-        used += cost
-        start = i
-    return start
+    kept: list[Working] = []
+    for u in range(converted.units - 1, first - 1, -1):
+        ws = converted.unit(u)
+        for j in range(len(ws) - 1, -1, -1):
+            cost = meter.of(ws[j])
+            if used + cost > room:
+                kept.reverse()
+                return Truncation(kept=kept, head=list(ws[: j + 1]), end=u)
+            used += cost
+            kept.append(ws[j])
+    kept.reverse()
+    return Truncation(kept=kept, head=[], end=first)
 
 
 def forgotten_files(
@@ -343,7 +339,7 @@ def forgotten_files(
     meter: Meter,
     converted: conv.Converted,
     kept: list[Working],
-    dropped: list[Working],
+    dropped_files: set[str],
     room: int,
 ) -> Eviction:
     """R-FILE-1…3: list the files no surviving message carries; evict until it fits.
@@ -356,7 +352,7 @@ def forgotten_files(
     files = {f.id: f for f in eff.fixture.files}
     order = {fid: n for n, fid in enumerate(converted.files_in_order)}
     carried = Counter(w.file_id for w in kept if w.file_id)
-    known = {w.file_id for w in dropped if w.file_id}
+    known = set(dropped_files)  # the files of file messages left out (R-FILE-1)
     kept_cost = sum(meter.of(w) for w in kept)
     start = 0
 

@@ -1,14 +1,17 @@
 """The decision record by working key: `Fated` and `Fates` (the `fates` of an `Assembly`).
 
-Input: the fates assembly decides one by one, and the older history with where the last-n
-cut (R-ASM-5) and truncation (R-ASM-4) end. Output: a read-only mapping, key → `Fated`,
-equal to (and iterated in the order of) the dict that records every message one by one.
+Input: the fates assembly decides one by one (for the messages it converted), and the
+older history with the units where the last-n cut (R-ASM-5) and truncation (R-ASM-4)
+end. Output: a read-only mapping, key → `Fated`, equal to (and iterated in the order of)
+the dict that records every message one by one, and `DroppedHistory`, the messages left
+out.
 
-Most of a long history is dropped whole, so the dropped part is kept as two runs of the
-older history, `[0, cut)` and `[cut, start)`, and a message's `Fated` is made when it is
-looked up: recording costs nothing per dropped message, and replay's calls do not each pay
-for the whole history (R-RPL-9). A key is found in the runs through a key → position index
-of the older history (`Positions`, shared by the calls of a replay, or built on first use).
+Most of a long history is dropped whole and never converted (see `convert.Converted`):
+the dropped part is kept as two runs of units, `[0, cut)` and `[cut, end)`, and a
+message's `Fated` is made when it is looked up, converting only its stored message. So
+recording costs nothing per dropped message, and replay's calls do not each pay for the
+whole history (R-RPL-9). Reading every fate (a report listing every message) builds the
+whole record once.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import Any
 
-from ctxkit.history.working import Fate, Working
+from ctxkit.history import convert as conv
+from ctxkit.history.working import Fate, Working, parse_message_key
 
-_KEY = attrgetter("key")
+_KEY, _NOTES = attrgetter("key"), attrgetter("notes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,89 +36,159 @@ class Fated:
     notes: tuple[str, ...] = ()
 
 
-class Positions:
-    """Key → position in the older history, kept from call to call of one replay.
+def fate_all(fates: dict[str, Fated], ws: Sequence[Working], fate: Fate, rule: str, *extra: str) -> None:
+    """The same fate for many messages (their notes, then `extra`); one shared (frozen) `Fated`
+    per distinct notes, iterated in C (`map`, `zip`)."""
+    notes = list(map(_NOTES, ws))
+    shared = {n: Fated(fate, rule, None, n + extra) for n in set(notes)}
+    fates.update(zip(map(_KEY, ws), map(shared.__getitem__, notes), strict=True))
 
-    A call's older history usually extends the previous one's (the same path, longer), so
-    only the new end is indexed. On any other history a new index starts: a `Fates` made
-    earlier keeps the one it was given, and checks every position against its own history.
-    """
 
-    def __init__(self) -> None:
-        self._older: Sequence[Working] = ()
-        self._index: dict[str, int] = {}
+class Older:
+    """Units [0, end) of the older history, left out whole: [0, cut) by the last-n cut
+    (R-ASM-5), [cut, end) by truncation (R-ASM-4). Converted only when asked."""
 
-    def of(self, older: Sequence[Working]) -> dict[str, int]:
-        prev, n = self._older, len(self._older)
-        extends = n <= len(older) and (n == 0 or (older[0].key == prev[0].key and older[n - 1] is prev[n - 1]))
-        if not extends:
-            self._index, n = {}, 0
-        self._index.update(zip(map(_KEY, older[n:]), range(n, len(older)), strict=True))
-        self._older = older
-        return self._index
+    __slots__ = ("_converted", "_cut", "_end", "_runs")
+
+    def __init__(self, converted: conv.Converted, *, cut: int, end: int) -> None:
+        self._converted, self._cut, self._end = converted, min(cut, end), end
+        self._runs: tuple[list[Working], list[Working]] | None = None
+
+    def __bool__(self) -> bool:
+        """Whether any working message is left out, converting newest first until one is found."""
+        return any(self._converted.unit(u) for u in range(self._end - 1, -1, -1))
+
+    def runs(self) -> tuple[list[Working], list[Working]]:
+        """The working messages of the two runs, oldest first (everything converted)."""
+        if self._runs is None:
+            unit = self._converted.unit
+            cut = [w for u in range(self._cut) for w in unit(u)]
+            self._runs = cut, [w for u in range(self._cut, self._end) for w in unit(u)]
+        return self._runs
+
+    def counts(self) -> tuple[int, int]:
+        """How many working messages each run holds (shared work in a replay: see `Converted.count`)."""
+        count = self._converted.count
+        return count(0, self._cut), count(self._cut, self._end)
+
+    def fates(self) -> dict[str, Fated]:
+        cut, truncated = self.runs()
+        found: dict[str, Fated] = {}
+        fate_all(found, cut, Fate.LAST_N_CUT, "R-ASM-5")
+        fate_all(found, truncated, Fate.TRUNCATED, "R-ASM-4")
+        return found
+
+    def find(self, key: str) -> Fated | None:
+        """The fate of one left-out working message: its stored message alone is converted."""
+        ident = parse_message_key(key)
+        unit = self._converted.unit_of(ident) if ident is not None else None
+        if unit is None or unit >= self._end:
+            return None
+        for w in self._converted.unit(unit):
+            if w.key == key:
+                if unit < self._cut:
+                    return Fated(Fate.LAST_N_CUT, "R-ASM-5", None, w.notes)
+                return Fated(Fate.TRUNCATED, "R-ASM-4", None, w.notes)
+        return None
 
 
 class Fates(Mapping[str, Fated]):
-    """`own` (key → fate, decided one by one) over the runs of the dropped older history."""
+    """`own` (key → fate, decided one by one) over the runs of the older history left out.
 
-    __slots__ = ("_cut", "_evicted", "_index", "_older", "_own", "_start")
+    `dropped_own` are the messages assembly converted and then left out (the start of the
+    unit where truncation stopped, R-FILE-3's evictions): their fates are in `own`. A few
+    lookups of older keys (a replay break) convert one stored message each; past
+    `LOOKUPS_BEFORE_ALL` of them (a report reading every message) the whole record is built once.
+    """
 
-    def __init__(
-        self,
-        own: dict[str, Fated],
-        older: Sequence[Working],
-        cut: int,
-        start: int,
-        evicted: Sequence[Working],
-        index: dict[str, int] | None = None,
-    ) -> None:
-        self._own, self._older, self._cut, self._start = own, older, cut, start
-        self._evicted = evicted  # R-FILE-3: dropped after the runs; their fates are in `own`
-        self._index = index
+    LOOKUPS_BEFORE_ALL = 32
 
-    def _run(self, key: str) -> Fated | None:
-        if self._index is None:
-            self._index = dict(zip(map(_KEY, self._older[: self._start]), range(self._start), strict=True))
-        at = self._index.get(key)
-        if at is None or at >= self._start or self._older[at].key != key:
-            return None
-        notes = self._older[at].notes
-        if at < self._cut:
-            return Fated(Fate.LAST_N_CUT, "R-ASM-5", None, notes)
-        return Fated(Fate.TRUNCATED, "R-ASM-4", None, notes)
+    __slots__ = ("_all", "_dropped_own", "_lookups", "_older", "_own")
 
-    def get(self, key: str, default: Fated | None = None) -> Fated | None:  # type: ignore[override]
+    def __init__(self, own: dict[str, Fated], older: Older, dropped_own: Sequence[Working]) -> None:
+        self._own, self._older, self._dropped_own = own, older, dropped_own
+        self._all: dict[str, Fated] | None = None
+        self._lookups = 0
+
+    def _every(self) -> dict[str, Fated]:
+        if self._all is None:
+            self._all = self._older.fates() | self._own  # oldest first, as the history runs
+        return self._all
+
+    def get(self, key: str, default: Any = None) -> Any:  # without raising: replay asks per message
         found = self._own.get(key)
-        if found is None:
-            found = self._run(key)
+        if found is None and key.startswith("m:"):  # generated messages have no fate
+            if self._all is None and self._lookups < self.LOOKUPS_BEFORE_ALL:
+                self._lookups += 1
+                found = self._older.find(key)
+            else:
+                found = self._every().get(key)
         return default if found is None else found
 
     def __getitem__(self, key: str) -> Fated:
         found = self.get(key)
         if found is None:
             raise KeyError(key)
-        return found
+        return found  # type: ignore[no-any-return]
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) is not None
 
     def __iter__(self) -> Iterator[str]:
-        seen: set[str] = set()
-        for w in self._older[: self._start]:
-            if w.key not in seen:
-                seen.add(w.key)
-                yield w.key
-        yield from (k for k in self._own if k not in seen)
+        return iter(self._every())
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return len(self._every())
+
+    def __repr__(self) -> str:
+        return f"Fates({self._every()!r})"
 
     def dropped(self) -> Counter[str]:
-        """The fates of the dropped messages (the runs, then the evicted), counted by name."""
+        """The fates of the dropped messages (the runs, then the ones in `own`), counted by name."""
+        cut, truncated = self._older.counts()
         counts: Counter[str] = Counter()
-        if self._cut:
-            counts[str(Fate.LAST_N_CUT)] = self._cut
-        if self._start > self._cut:
-            counts[str(Fate.TRUNCATED)] = self._start - self._cut
-        counts.update(str(self._own[w.key].fate) for w in self._evicted)
+        if cut:
+            counts[str(Fate.LAST_N_CUT)] = cut
+        if truncated:
+            counts[str(Fate.TRUNCATED)] = truncated
+        counts.update(str(self._own[w.key].fate) for w in self._dropped_own)
         return counts
+
+
+class DroppedHistory(Sequence[Working]):
+    """The older history left out, oldest first: the runs never converted, then the
+    converted messages truncation or eviction dropped (`rest`)."""
+
+    __slots__ = ("_all", "_older", "_rest")
+
+    def __init__(self, older: Older, rest: list[Working]) -> None:
+        self._older, self._rest = older, rest
+        self._all: list[Working] | None = None
+
+    def _every(self) -> list[Working]:
+        if self._all is None:
+            cut, truncated = self._older.runs()
+            self._all = cut + truncated + self._rest
+        return self._all
+
+    def __bool__(self) -> bool:
+        return bool(self._rest) or bool(self._older)
+
+    def __len__(self) -> int:
+        return len(self._every())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._every()[index]
+
+    def __iter__(self) -> Iterator[Working]:
+        return iter(self._every())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return self._every() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"DroppedHistory({self._every()!r})"

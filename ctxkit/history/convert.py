@@ -1,8 +1,9 @@
 """Branch → working messages (R-CONV-1…4, the summary message of R-TREE-3).
 
 Input: the `Branch`, the fixture, templates and settings. Output: `Converted` —
-the older history (summary first, pinned files before their message), the last
-user message, this turn's in-flight messages, and the files the summary took away.
+the older history (summary first, pinned files before their message), converted on
+demand, the last user message, this turn's in-flight messages, and the files the
+summary took away.
 Token counts are left as None where they must be counted (see `measure`).
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from ctxkit.errors import InputError, Problem
 from ctxkit.history.tree import Branch
@@ -21,15 +21,6 @@ from ctxkit.loading.templates import Templates
 IMAGE_GENERATION_TOOL = "generate_image"
 # The explain note of a placeholder result: wording only; the decision is `Working.placeholder`.
 PLACEHOLDER_NOTE = "result replaced by the placeholder (R-CONV-3)"
-
-
-@dataclass(frozen=True, slots=True)
-class Converted:
-    history: tuple[Working, ...]  # older history, oldest first (pinned files included)
-    last_user: Working | None
-    in_turn: tuple[Working, ...]
-    summarized_files: tuple[str, ...]  # text/metadata files of summarized messages
-    files_in_order: tuple[str, ...]  # every file id in order of first appearance
 
 
 class Conversions:
@@ -47,12 +38,15 @@ class Conversions:
         self._done: dict[str, tuple[StoredMessage, tuple[Working, ...]]] = {}
         self._live: tuple[StoredMessage, ...] = ()  # the messages `_history` was built from
         self._history: list[Working] = []
+        self._counted: tuple[StoredMessage, ...] = ()  # the messages `_ends` was built from
+        self._ends: list[int] = [0]
 
     def start(self, fixture: Fixture, templates: Templates) -> dict[str, FileRecord]:
         files = {f.id: f for f in fixture.files}
         basis = (fixture.files, fixture.settings.tool_result_placeholder_tokens, dict(templates.texts))
         if basis != self._basis:
             self._basis, self._done, self._live, self._history = basis, {}, (), []
+            self._counted, self._ends = (), [0]
         return files
 
     def of(
@@ -80,39 +74,151 @@ class Conversions:
         self._live, self._history = before, history
         return list(history)
 
+    def ends(
+        self, before: tuple[StoredMessage, ...], files: dict[str, FileRecord], fixture: Fixture, templates: Templates
+    ) -> list[int]:
+        """`ends[k]`: how many working messages `before[:k]` make, extending the last call's sums."""
+        done, n = self._counted, len(self._counted)
+        if not (n and n <= len(before) and before[0] is done[0] and before[n - 1] is done[n - 1]):
+            n, self._ends = 0, [0]  # not an extension of the last call's messages: start afresh
+        ends = self._ends
+        del ends[n + 1 :]
+        for m in before[n:]:
+            ends.append(ends[-1] + len(self.of(m, files, fixture, templates)))
+        self._counted = before
+        return ends
+
+
+class Converted:
+    """The branch as working messages, converted on demand, newest first when assembling.
+
+    The older history is a row of *units*, oldest first: the summary (when one applies,
+    R-TREE-3), each stored message before the last user message, then the files pinned
+    to the last user message. `unit(u)` converts one unit (once); assembly walks the units
+    newest first and stops where truncation does, so the part of a long history it never
+    reaches is never converted. `history` converts them all (reports that list every message).
+    """
+
+    def __init__(self, branch: Branch, fixture: Fixture, templates: Templates, memo: Conversions | None) -> None:
+        self._branch, self._fixture, self._templates, self._memo = branch, fixture, templates, memo
+        self._files = memo.start(fixture, templates) if memo is not None else {f.id: f for f in fixture.files}
+        s = branch.summary
+        self._head: tuple[Working, ...] = ()
+        if s is not None:
+            self._head = (
+                Working(message_key(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin=Origin.SUMMARY),
+            )
+        self.stored = branch.live[:-1] if branch.last_user is not None else branch.live  # before the last user
+        self.last_user: Working | None = None
+        self.pinned: tuple[Working, ...] = ()  # the files pinned to the last user message (R-CONV-1)
+        if branch.last_user is not None:
+            *pinned, self.last_user = self._of(branch.last_user)
+            self.pinned = tuple(pinned)
+        self.in_turn = tuple(_in_flight(m) for m in fixture.in_flight)
+        self.units = len(self._head) + len(self.stored) + 1
+        self._done: dict[int, tuple[Working, ...]] = {}
+        self._index: dict[str, int] | None = None
+        self._history: tuple[Working, ...] | None = None
+        self._summarized_files: tuple[str, ...] | None = None
+        self._files_in_order: tuple[str, ...] | None = None
+
+    def _of(self, m: StoredMessage) -> tuple[Working, ...]:
+        if self._memo is not None:
+            return self._memo.of(m, self._files, self._fixture, self._templates)
+        return tuple(_message(m, self._files, self._fixture, self._templates))
+
+    def unit(self, u: int) -> tuple[Working, ...]:
+        """The working messages of unit `u` (0 = the oldest), converted on first use."""
+        i = u - len(self._head)
+        if i < 0:
+            return self._head
+        if i == len(self.stored):
+            return self.pinned
+        found = self._done.get(i)
+        if found is None:
+            found = self._done[i] = self._of(self.stored[i])
+        return found
+
+    def unit_of(self, message_id: str) -> int | None:
+        """The unit of a stored message of the older history (or the summary), if it is one."""
+        if self._index is None:
+            self._index = {m.id: n for n, m in enumerate(self.stored, start=len(self._head))}
+            if self._branch.summary is not None:
+                self._index[self._branch.summary.id] = 0
+        return self._index.get(message_id)
+
+    def user_units(self) -> Iterator[int]:
+        """The units of the stored user messages of the older history, newest first (no conversion)."""
+        head = len(self._head)
+        for i in range(len(self.stored) - 1, -1, -1):
+            if self.stored[i].role is Role.USER:
+                yield head + i
+
+    def file_ids(self, end: int) -> set[str]:
+        """The files carried by file messages (R-CONV-1) in units [0, end), read off the stored
+        messages without converting them: every non-image file of a user message becomes one."""
+        files, head = self._files, len(self._head)
+        found = {
+            fid
+            for m in self.stored[: max(0, end - head)]
+            if m.role is Role.USER
+            for fid in m.files
+            if files[fid].kind is not FileKind.IMAGE
+        }
+        if end >= self.units:
+            found.update(w.file_id for w in self.pinned if w.file_id)
+        return found
+
+    def count(self, start: int, end: int) -> int:
+        """How many working messages units [start, end) make; in a replay from running sums
+        shared by its calls, otherwise by converting them."""
+        if start >= end:
+            return 0
+        head = len(self._head)
+        total = len(self._head) if start < head else 0
+        first, last = max(start, head) - head, min(end - head, len(self.stored))
+        if first < last:
+            if self._memo is not None:
+                ends = self._memo.ends(self.stored, self._files, self._fixture, self._templates)
+                total += ends[last] - ends[first]
+            else:
+                total += sum(len(self.unit(u)) for u in range(first + head, last + head))
+        if end >= self.units:
+            total += len(self.pinned)
+        return total
+
+    @property
+    def history(self) -> tuple[Working, ...]:
+        """The whole older history, oldest first (summary first, pinned files before their message)."""
+        if self._history is None:
+            if self._memo is not None:
+                older = self._memo.history(self.stored, self._files, self._fixture, self._templates)
+            else:
+                older = [w for u in range(len(self._head), self.units - 1) for w in self.unit(u)]
+            self._history = (*self._head, *older, *self.pinned)
+        return self._history
+
+    @property
+    def summarized_files(self) -> tuple[str, ...]:
+        """Text and metadata files of the messages the summary removed (R-FILE-1)."""
+        if self._summarized_files is None:
+            files = self._files
+            ids = (fid for m in self._branch.summarized for fid in m.files if files[fid].kind is not FileKind.IMAGE)
+            self._summarized_files = tuple(dict.fromkeys(ids))
+        return self._summarized_files
+
+    @property
+    def files_in_order(self) -> tuple[str, ...]:
+        """Every file id of the branch in order of first appearance."""
+        if self._files_in_order is None:
+            branch = self._branch
+            self._files_in_order = tuple(dict.fromkeys(fid for m in branch.summarized + branch.live for fid in m.files))
+        return self._files_in_order
+
 
 def convert(branch: Branch, fixture: Fixture, templates: Templates, *, memo: Conversions | None = None) -> Converted:
-    history: list[Working] = []
-    if branch.summary is not None:
-        s = branch.summary
-        history.append(
-            Working(message_key(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin=Origin.SUMMARY)
-        )
-    last_user = None
-    if memo is not None:
-        files = memo.start(fixture, templates)
-        live = branch.live
-        ends_at_user = bool(live) and live[-1] is branch.last_user
-        history.extend(memo.history(live[:-1] if ends_at_user else live, files, fixture, templates))
-        if ends_at_user:
-            *pinned, last_user = memo.of(live[-1], files, fixture, templates)
-            history.extend(pinned)
-    else:
-        files = {f.id: f for f in fixture.files}
-        for message in branch.live:
-            produced = list(_message(message, files, fixture, templates))
-            if message is branch.last_user:
-                *pinned, last_user = produced
-                history.extend(pinned)
-            else:
-                history.extend(produced)
-    in_turn = tuple(_in_flight(m) for m in fixture.in_flight)
-    summarized_files = tuple(fid for m in branch.summarized for fid in m.files if files[fid].kind is not FileKind.IMAGE)
-    seen: dict[str, None] = {}
-    for m in branch.summarized + branch.live:
-        for fid in m.files:
-            seen.setdefault(fid, None)
-    return Converted(tuple(history), last_user, in_turn, _unique(summarized_files), tuple(seen))
+    """The branch's working messages; the older history is converted when first read."""
+    return Converted(branch, fixture, templates, memo)
 
 
 def require_image_cost(fixture: Fixture, f: FileRecord) -> None:
@@ -123,10 +229,6 @@ def require_image_cost(fixture: Fixture, f: FileRecord) -> None:
                 fixture.source, f.pointer or "/files", f"image {f.id!r} has neither bytes nor a stored `tokens` count"
             )
         )
-
-
-def _unique(ids: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(ids))
 
 
 def _message(

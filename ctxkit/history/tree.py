@@ -29,18 +29,21 @@ class Branch:
 
 def default_leaf(fixture: Fixture) -> str | None:
     """R-TREE-2: from the root, always take the latest non-summary child."""
-    children: dict[str | None, StoredMessage] = {}
-    for m in fixture.messages:
-        if m.role is not Role.SUMMARY:
-            children[m.parent] = m  # later in file order wins
-    node = children.get(None)
-    leaf = None
-    seen: set[str] = set()
-    while node is not None and node.id not in seen:
-        seen.add(node.id)
-        leaf = node.id
-        node = children.get(node.id)
-    return leaf
+    path = default_path(fixture)
+    return path[-1].id if path else None
+
+
+def default_path(fixture: Fixture) -> tuple[StoredMessage, ...]:
+    """R-TREE-2's walk itself: the messages from the root to the default leaf."""
+    children = {m.parent: m for m in fixture.messages if m.role is not Role.SUMMARY}  # later in file order wins
+    child = children.get
+    node = child(None)
+    path: list[StoredMessage] = []
+    limit = len(children)  # ids are unique and parents acyclic (R-FIX-1): a longer walk would be a cycle
+    while node is not None and len(path) < limit:
+        path.append(node)
+        node = child(node.id)
+    return tuple(path)
 
 
 def path_to(fixture: Fixture, leaf: str | None) -> tuple[StoredMessage, ...]:
@@ -106,13 +109,12 @@ class Paths:
 
 
 def select(fixture: Fixture, leaf: str | None, *, paths: Paths | None = None) -> Branch:
-    leaf = leaf if leaf is not None else default_leaf(fixture)
     if paths is not None:
-        path, on_branch, candidates = paths.select(fixture, leaf)
+        path, on_branch, candidates = paths.select(fixture, leaf if leaf is not None else default_leaf(fixture))
     else:
-        path = path_to(fixture, leaf)
-        on_branch = {m.id: i for i, m in enumerate(path)}
+        path = default_path(fixture) if leaf is None else path_to(fixture, leaf)
         candidates = [m for m in fixture.messages if m.role is Role.SUMMARY]
+        on_branch = {m.id: i for i, m in enumerate(path)} if candidates else {}  # only summaries ask
     summary = None
     for m in candidates:
         if m.parent in on_branch:

@@ -74,6 +74,16 @@ def message_key(message_id: str, part: str = "") -> str:
     return f"m:{len(message_id)}:{message_id}{part}"
 
 
+def parse_message_key(key: str) -> str | None:
+    """The stored message id inside a `message_key`; None for any other key."""
+    if not key.startswith("m:"):
+        return None
+    size, sep, rest = key[2:].partition(":")
+    if not sep or not size.isdigit() or int(size) > len(rest):
+        return None
+    return rest[: int(size)]
+
+
 @dataclass(frozen=True, slots=True)
 class Image:
     file_id: str
