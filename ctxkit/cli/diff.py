@@ -13,7 +13,15 @@ from typing import Any
 import click
 
 from ctxkit.cli import cli
-from ctxkit.cli.options import PROVIDERS, TOKENIZERS, checked_text, echo, format_option, load_options, run_pipeline
+from ctxkit.cli.options import (
+    PROVIDER_TYPE,
+    TOKENIZER_TYPE,
+    checked_text,
+    echo,
+    format_option,
+    load_options,
+    run_pipeline,
+)
 from ctxkit.errors import ExitStatus, InputError
 
 TWICE = ("provider", "max_input_tokens", "leaf", "tokenizer", "model")
@@ -21,11 +29,11 @@ TWICE = ("provider", "max_input_tokens", "leaf", "tokenizer", "model")
 
 @cli.command()
 @click.argument("fixtures", nargs=-1, required=True)
-@click.option("--provider", multiple=True, type=click.Choice(PROVIDERS))
+@click.option("--provider", multiple=True, type=PROVIDER_TYPE)
 @click.option("--model", multiple=True, callback=checked_text)
 @click.option("--max-input-tokens", multiple=True, type=click.IntRange(min=1))
 @click.option("--leaf", multiple=True, callback=checked_text)
-@click.option("--tokenizer", multiple=True, type=click.Choice(TOKENIZERS))
+@click.option("--tokenizer", multiple=True, type=TOKENIZER_TYPE)
 @click.option("--now", callback=checked_text)
 @click.option("--templates", "templates_file", type=click.Path(dir_okay=False), callback=checked_text)
 @load_options

@@ -13,11 +13,11 @@ from typing import Any, TypeVar
 import click
 
 from ctxkit.errors import InputError
+from ctxkit.loading.domain import TOKENIZERS, Provider
 from ctxkit.loading.files import DEFAULT_MAX_SIZE_TEXT
 
 F = TypeVar("F", bound=Callable[..., Any])
-PROVIDERS = ["openai", "azure", "anthropic", "ollama", "gemini"]
-TOKENIZERS = ["cl100k_base", "o200k_base", "approx"]
+PROVIDERS = [str(p) for p in Provider]  # the choices, in the enum's order (one source: loading/domain.py)
 
 
 def checked_text(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -69,7 +69,7 @@ def load_options(fn: F) -> F:
 # so a value is accepted, and refused with the same message, in both.
 PROVIDER_TYPE = click.Choice(PROVIDERS)
 WINDOW_TYPE = click.IntRange(min=1)
-TOKENIZER_TYPE = click.Choice(TOKENIZERS)
+TOKENIZER_TYPE = click.Choice(list(TOKENIZERS))
 
 OVERRIDES: dict[str, Callable[[F], F]] = {
     "provider": click.option("--provider", type=PROVIDER_TYPE, help="Provider to build for."),

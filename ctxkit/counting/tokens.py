@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ctxkit.errors import InputError
+from ctxkit.loading.domain import TOKENIZERS
 
 if TYPE_CHECKING:
     import tiktoken
@@ -296,7 +297,7 @@ def get_counter(name: str) -> Counter:
         elif name in _SPECS:
             counter = _Tiktoken(name)
         else:
-            known = ", ".join([*_SPECS, "approx"])
+            known = ", ".join(TOKENIZERS)
             raise InputError(f"unknown tokenizer {name!r} (known: {known})")
         _COUNTERS[name] = counter
     return counter

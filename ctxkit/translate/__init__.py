@@ -13,14 +13,16 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ctxkit.loading.domain import Provider
 from ctxkit.translate.common import Prepared, Translated, TranslationInput, prepare
 
-MODULES = {
-    "openai": "openai",
-    "azure": "openai",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-    "ollama": "ollama",
+# The module that translates for each provider (Azure speaks OpenAI's format).
+MODULES: dict[str, str] = {
+    Provider.OPENAI: "openai",
+    Provider.AZURE: "openai",
+    Provider.ANTHROPIC: "anthropic",
+    Provider.GEMINI: "gemini",
+    Provider.OLLAMA: "ollama",
 }
 
 
