@@ -122,39 +122,55 @@ def render(r: R) -> str:
     return "\n".join(head + body + METHOD + errors) + "\n"
 
 
+REPLAY_HISTORIES = (("history-2000", "2,000"), ("history-20000", "20,000"))
+
+
 def replay_section(r: R) -> list[str]:
-    """R-RPL-9's goal: replaying a history costs at most 3× counting it once."""
-    out = r.get("replay history-2000")
-    if not out:
+    """R-RPL-9's goal: replaying the 20,000-message history costs at most 3× counting it once."""
+    rows, ratios = [], {}
+    for name, size in REPLAY_HISTORIES:
+        out = r.get(f"replay {name}")
+        if not out:
+            continue
+        total, floor = med(out["total"]), med(out["floor"])
+        ratio = ratios[name] = total / floor if total and floor else None
+        per_call = f"{total / out['calls'] * 1000:.2f} ms" if total and out["calls"] else "n/a"
+        rows.append(
+            [
+                f"{size} messages, 8,000-token window",
+                f"{out['calls']:,}",
+                fmt(total),
+                per_call,
+                fmt(floor),
+                f"{ratio:.0f}×" if ratio else "n/a",
+            ]
+        )
+    if not rows:
         return []
-    total, floor = med(out["total"]), med(out["floor"])
-    ratio = total / floor if total and floor else None
+    goal = ratios.get("history-20000")
+    verdict = "Met" if goal is not None and goal <= 3 else "Missed"
     return [
         "## Replay",
         "",
-        table(
-            ["history", "calls", "replay", "count the history once", "ratio (goal ≤ 3×)"],
-            [
-                [
-                    "2,000 messages, 8,000-token window",
-                    f"{out['calls']:,}",
-                    fmt(total),
-                    fmt(floor),
-                    f"{ratio:.0f}×" if ratio else "n/a",
-                ]
-            ],
-        ),
+        table(["history", "calls", "replay", "per call", "count the history once", "ratio (goal ≤ 3×)"], rows),
         "",
-        "Missed: each stored message is converted once per replay, each call's branch extends the "
-        "previous call's, and token counts are shared (each text counted once per replay). What is "
-        "left per call is mostly the window's work (translating its ~120 messages, the canonical "
-        "JSON and tokens of every prompt item, a cacheable copy of every kept message), plus two "
-        "copies of the history per call done in C (the history list and the fates of the dropped "
-        "messages), which still grow with calls × history. Reaching 3× needs the translated "
-        "messages and prompt items reused between calls: consecutive calls differ only at the "
-        "two ends of the window.",
+        f"{verdict} (the goal is the 20,000-message row). " + REPLAY_PROSE,
         "",
     ]
+
+
+REPLAY_PROSE = (
+    "Shared between calls: each stored message's conversion, cacheable copy and cost; each "
+    "distinct text's token count; each distinct prompt item's canonical JSON and tokens; the "
+    "position of every key of the older history, so the fates of the dropped history are two "
+    "runs looked up on demand; the price model, looked up once. Per call, replay still runs the "
+    "whole pipeline over its window of about 120 messages (assembly, preparation, provider "
+    "translation, prompt items, the cache trie), a few microseconds per message in Python, and "
+    "a few copies of the history done in C (the branch, the converted history, the dropped "
+    "list). Counting the history once costs about 0.1 ms per call's share of it, so 3× leaves "
+    "about 0.3 ms per call: only an incremental pipeline (consecutive calls differ at the two "
+    "ends of the window; re-translate only those) can reach it."
+)
 
 
 METHOD = [

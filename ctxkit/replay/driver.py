@@ -90,7 +90,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     prompt_cache = cache.Cache(rules)
     pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices)
     ancestry = breaks.Ancestry(fixture)
-    warnings: list[str] = planner.warnings()
+    warnings = dict.fromkeys(planner.warnings())  # an ordered set: a call's warning is tested in O(1)
     views: dict[int, breaks.View] = {}
     rows: list[CallRow] = []
     shared = Shared()  # each stored message converted once for all calls (R-RPL-9)
@@ -104,7 +104,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         prompt = prompt_tokens(items)
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         for w in result.warnings:  # R-ASM-9's over-the-window warning is about this call: say which
-            _add(warnings, f"call {index} ({call.label}): {w}" if "(R-ASM-9)" in w else w)
+            warnings.setdefault(f"call {index} ({call.label}): {w}" if "(R-ASM-9)" in w else w)
         hit = prompt_cache.add(items, call.clock)
         view, dropped = breaks.view(result, items, call.user.id)
         against = hit.candidate if not hit.expired else index - 1
@@ -142,7 +142,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         if on_call is not None:
             on_call(index, call, result)
     if (note := pricer.warning()) is not None:
-        warnings.append(note)
+        warnings[note] = None
     return Replay(
         fixture.source,
         fixture.name,
@@ -157,11 +157,6 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
 
 def count_calls(fixture: Fixture, options: Options | None = None) -> int:
     return Planner(fixture, options).count()
-
-
-def _add(warnings: list[str], text: str) -> None:
-    if text not in warnings:
-        warnings.append(text)
 
 
 def _output_tokens(output: Output, meter: Meter) -> int | None:
