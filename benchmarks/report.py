@@ -165,11 +165,13 @@ REPLAY_PROSE = (
     "position of every key of the older history, so the fates of the dropped history are two "
     "runs looked up on demand; the price model, looked up once. Per call, replay still runs the "
     "whole pipeline over its window of about 120 messages (assembly, preparation, provider "
-    "translation, prompt items, the cache trie), a few microseconds per message in Python, and "
-    "a few copies of the history done in C (the branch, the converted history, the dropped "
-    "list). Counting the history once costs about 0.1 ms per call's share of it, so 3× leaves "
-    "about 0.3 ms per call: only an incremental pipeline (consecutive calls differ at the two "
-    "ends of the window; re-translate only those) can reach it."
+    "translation, prompt items, the cache trie), a few microseconds per message in Python; and "
+    "some work per call still grows with the history (why a call costs more at 20,000 messages "
+    "than at 2,000): conversion walks the whole branch for the files in order of appearance "
+    "and copies the converted history, and the branch, the older history and the dropped list "
+    "are copied in C. Counting the history once costs about 0.1 ms per call's share of it, so "
+    "3× leaves about 0.3 ms per call: only an incremental pipeline (consecutive calls differ at "
+    "the two ends of the window; re-translate only those) can reach it."
 )
 
 
