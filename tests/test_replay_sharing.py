@@ -19,6 +19,7 @@ from ctxkit.history import convert
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.replay.driver import replay
+from ctxkit.translate.items import ItemMemo, prompt_items
 
 from .conftest import FIXTURES, GALLERY
 
@@ -60,3 +61,25 @@ def test_r_rpl_9_each_stored_message_is_converted_once(monkeypatch: pytest.Monke
     done = replay(load_fixture(str(FIXTURES / "replay" / "branch.yaml")))
     assert len(done.calls) == 3
     assert sorted(converted) == sorted(set(converted))
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
+def test_r_rpl_9_item_memo_gives_the_items_counted_afresh(provider: str) -> None:
+    """R-RPL-4 items through one `ItemMemo` for all the calls of a replay (one tokenizer, as in
+    the driver) equal the items keyed and counted afresh."""
+    seen = held = 0
+    for path in GALLERY + REPLAY_GALLERY:
+        memo = ItemMemo()
+
+        def check(index: int, call: Any, result: Any, memo: ItemMemo = memo) -> None:
+            nonlocal seen
+            meter = result.assembly.meter
+            assert prompt_items(result.payload, meter=meter, memo=memo) == prompt_items(result.payload, meter=meter)
+            seen += 1
+
+        try:
+            replay(load_fixture(str(path)), Options(provider=provider, max_input_tokens=2_000), on_call=check)
+        except CtxkitError:
+            continue
+        held += memo.held()
+    assert seen > 50 and held > 50

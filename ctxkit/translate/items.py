@@ -121,32 +121,57 @@ def tool_definitions_tokens(body: dict[str, Any], count: Callable[[str], int]) -
 class ItemMemo:
     """Keys and text tokens of the items seen so far, by content (R-RPL-9).
 
-    Replay translates the same stored messages call after call; with a memo each distinct flat
-    item (a dict whose values are all strings or null: plain messages, text blocks, tool results)
-    is written as canonical JSON and counted once, and its key is the same string object every
-    time (the cache trie then compares keys without rehashing them). Other items (tool calls,
-    images) are keyed and counted afresh. The tokenizer must stay the same while a memo is used.
+    Replay translates the same stored messages call after call; with a memo each distinct item
+    made of strings and nulls (plain messages, text blocks, tool results, OpenAI tool calls) is
+    written as canonical JSON and counted once, and its key is the same string object every time
+    (the cache trie then compares keys without rehashing them). Items with images or with other
+    values (numbers, flags) are keyed and counted afresh. The tokenizer must stay the same while
+    a memo is used.
     """
 
     def __init__(self) -> None:
-        self._flat: dict[tuple[str | None, ...], tuple[str, int]] = {}
+        self._known: dict[tuple[Any, ...], tuple[str, int]] = {}
 
     def lookup(self, role: str, part: Any, meter: ItemMeter) -> tuple[str, int] | None:
-        """(key, tokens of the texts) of a flat item, or None for any other item."""
+        """(key, tokens of the texts) of an item the memo can hold, or None for any other item."""
         if type(part) is not dict:
             return None
         fields = part if "cache_control" not in part else _without_cache_control(part)
         values = fields.values()
-        if not _FLAT.issuperset(map(type, values)):
-            return None  # exact types: a flag equal to 1 must not share a memo entry with the number
-        memo_key = (role, *fields, *values)  # a dict's keys and values are listed in the same order
-        found = self._flat.get(memo_key)
+        if _FLAT.issuperset(map(type, values)):
+            memo_key: tuple[Any, ...] = (role, *fields, *values)  # keys and values come in the same order
+        else:
+            nested = _frozen(fields)
+            if nested is None or next(_image_data(part), None) is not None:
+                return None  # an image's cost is its file's, not its bytes': never shared by content
+            memo_key = (role, nested)
+        found = self._known.get(memo_key)
         if found is None:
-            found = self._flat[memo_key] = (_key(role, part), _texts_tokens(part, meter))
+            found = self._known[memo_key] = (_key(role, part), _texts_tokens(part, meter))
         return found
+
+    def held(self) -> int:
+        """How many distinct items the memo holds."""
+        return len(self._known)
 
 
 _FLAT = frozenset({str, type(None)})
+
+
+def _frozen(value: Any) -> tuple[Any, ...] | None:
+    """A hashable copy of a dict of strings, nulls, dicts and lists, equal only for equal values
+    of the same types (a list and a dict never freeze alike); None when anything else is inside."""
+    if type(value) is dict:
+        inner = [v if v is None or type(v) is str else _frozen(v) for v in value.values()]
+        if any(f is None for f, v in zip(inner, value.values(), strict=True) if v is not None):
+            return None
+        return ("{", *value, *inner)
+    if type(value) is list:
+        items = [v if v is None or type(v) is str else _frozen(v) for v in value]
+        if any(f is None for f, v in zip(items, value, strict=True) if v is not None):
+            return None
+        return ("[", *items)
+    return None
 
 
 def prompt_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = None) -> tuple[Item, ...]:
