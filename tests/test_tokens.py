@@ -225,6 +225,22 @@ def test_r_fix_3_plain_python_agrees_on_every_verified_character(name: str) -> N
     assert plain.count("\U00018d80:A") is None and plain.count("\ud800") is None
 
 
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_r_fix_3_plain_python_remembers_pieces_without_changing_counts(name: str) -> None:
+    """Counts of pieces (words) are remembered for the run; long pieces are not, and a
+    remembered count is the one tiktoken gives (checked on a second pass over the same text)."""
+    from ctxkit.counting.bpe import _MEMO_PIECE, PlainBPE
+
+    encoding, _ = _both(name)
+    plain = PlainBPE(tokens._ranks(name), tokens._SPECS[name].pat_str)
+    text = "Tokenizing antidisestablishmentarianism, again: antidisestablishmentarianism!" + " " * 200 + "x"
+    expected = len(encoding.encode_ordinary(text))
+    assert plain.count(text) == expected
+    assert " antidisestablishmentarianism" in plain._counts
+    assert plain._counts and max(map(len, plain._counts)) <= _MEMO_PIECE  # the run of spaces is not kept
+    assert plain.count(text) == expected
+
+
 def _token_bytes(encoding: Any, text: str) -> list[bytes]:
     return [encoding.decode_single_token_bytes(token) for token in encoding.encode_ordinary(text)]
 
