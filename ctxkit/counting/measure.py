@@ -20,7 +20,7 @@ from ctxkit.counting.tokens import get_counter
 from ctxkit.history.working import Call, Image, Working
 from ctxkit.loading.templates import Templates
 
-UNREADABLE_IMAGE_TOKENS = 85  # base cost of one image when its size cannot be read
+UNREADABLE_IMAGE_TOKENS = imagelib.BASE_TOKENS  # an image whose size cannot be read costs the base alone
 
 
 @dataclass(slots=True)

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from ctxkit.loading.domain import Provider
 from ctxkit.output import plural
 from ctxkit.replay.driver import CallRow, Replay
 
@@ -113,7 +114,7 @@ def _side(side: dict[str, Any] | None) -> str:
 def table(data: dict[str, Any]) -> str:
     from tabulate import tabulate
 
-    anthropic = data["provider"] == "anthropic"
+    anthropic = data["provider"] == Provider.ANTHROPIC
     headers = ["#", "call", "clock", "prompt", "cached", "hit"]
     headers += ["write"] if anthropic else []
     headers += ["output", "cost", "break", "cause", "limit", "lost"]

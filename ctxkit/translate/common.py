@@ -16,8 +16,8 @@ from typing import Any
 from ctxkit.assembly.system import wrap_reminder
 from ctxkit.counting.images import sniff_mime
 from ctxkit.counting.measure import Meter
-from ctxkit.history.working import Call, Fate, Image, Kind, Row, Working
-from ctxkit.loading.domain import Settings, ToolDef
+from ctxkit.history.working import Call, Fate, Image, Kind, Row, Segment, Working
+from ctxkit.loading.domain import Provider, Settings, ToolDef
 from ctxkit.loading.templates import Templates
 
 
@@ -134,12 +134,15 @@ def report_wrapped(prepared: Prepared, provider: str, field: str, call_ids: list
         )
 
 
+AZURE_IMAGE_CAP = 50  # images per request on Azure when `azure_image_cap` is on (R-TR-6)
+
+
 def image_cap(a: TranslationInput) -> int | None:
     s = a.settings
     if s.image_cap is not None:
         return s.image_cap
-    if a.provider.startswith("azure") and s.azure_image_cap:
-        return 50
+    if a.provider == Provider.AZURE and s.azure_image_cap:
+        return AZURE_IMAGE_CAP
     return None
 
 
@@ -179,7 +182,7 @@ def prepare(a: TranslationInput) -> Prepared:
             Row(
                 None,
                 "user",
-                "reminder",
+                Segment.REMINDER,
                 a.meter.text(notice),
                 Fate.GENERATED,
                 "R-TR-6",
@@ -225,7 +228,7 @@ def _image_row(
     a: TranslationInput, ident: tuple[str, int], img: Image, seg: str, fate: Fate, rule: str, *notes: str
 ) -> Row:
     left_out = fate in (Fate.IMAGE_CAPPED, Fate.FIXUP)
-    segment = None if left_out else ("project_files" if img.project else seg)
+    segment = None if left_out else (Segment.PROJECT_FILES if img.project else seg)
     if img.project and fate is Fate.KEPT:
         rule = "R-PROJ-2"
     return Row(
