@@ -83,3 +83,19 @@ def test_r_rpl_9_item_memo_gives_the_items_counted_afresh(provider: str) -> None
             continue
         held += memo.held()
     assert seen > 50 and held > 50
+
+
+def test_r_rpl_9_dropped_fates_through_the_shared_index_equal_fresh_ones() -> None:
+    """The fates of dropped messages are found through one key index for all calls
+    (`convert.Conversions.positions`); each must equal the same call's fate assembled afresh."""
+    looked_up = 0
+
+    def check(index: int, call: Any, result: Any) -> None:
+        nonlocal looked_up
+        fresh = run(call.fixture, call.options).assembly
+        for w in fresh.dropped:
+            assert result.assembly.fates.get(w.key) == fresh.fates.get(w.key), (index, w.key)
+            looked_up += 1
+
+    replay(load_fixture(str(FIXTURES / "replay" / "long_session.yaml")), Options(max_input_tokens=700), on_call=check)
+    assert looked_up > 100

@@ -40,6 +40,8 @@ class Conversions:
         self._history: list[Working] = []
         self._counted: tuple[StoredMessage, ...] = ()  # the messages `_ends` was built from
         self._ends: list[int] = [0]
+        self._indexed: tuple[StoredMessage, ...] = ()  # the messages `_positions` was built from
+        self._positions: dict[str, int] = {}
 
     def start(self, fixture: Fixture, templates: Templates) -> dict[str, FileRecord]:
         files = {f.id: f for f in fixture.files}
@@ -47,6 +49,7 @@ class Conversions:
         if basis != self._basis:
             self._basis, self._done, self._live, self._history = basis, {}, (), []
             self._counted, self._ends = (), [0]
+            self._indexed, self._positions = (), {}
         return files
 
     def of(
@@ -87,6 +90,16 @@ class Conversions:
             ends.append(ends[-1] + len(self.of(m, files, fixture, templates)))
         self._counted = before
         return ends
+
+    def positions(self, before: tuple[StoredMessage, ...]) -> dict[str, int]:
+        """Each message id of `before` → its index, extending the last call's index (ids of a
+        longer branch may be there too: check the index against `before`)."""
+        done, n = self._indexed, len(self._indexed)
+        if not (n and n <= len(before) and before[0] is done[0] and before[n - 1] is done[n - 1]):
+            n, self._positions = 0, {}  # not an extension of the last call's messages: start afresh
+        self._positions.update((m.id, k) for k, m in enumerate(before[n:], start=n))
+        self._indexed = before
+        return self._positions
 
 
 class Converted:
@@ -141,10 +154,15 @@ class Converted:
 
     def unit_of(self, message_id: str) -> int | None:
         """The unit of a stored message of the older history (or the summary), if it is one."""
+        s = self._branch.summary
+        if s is not None and message_id == s.id:
+            return 0
+        if self._memo is not None:  # a replay: one index for all its calls (R-RPL-9)
+            i = self._memo.positions(self.stored).get(message_id)
+            ok = i is not None and i < len(self.stored) and self.stored[i].id == message_id
+            return len(self._head) + i if ok and i is not None else None
         if self._index is None:
             self._index = {m.id: n for n, m in enumerate(self.stored, start=len(self._head))}
-            if self._branch.summary is not None:
-                self._index[self._branch.summary.id] = 0
         return self._index.get(message_id)
 
     def user_units(self) -> Iterator[int]:
