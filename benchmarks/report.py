@@ -160,18 +160,17 @@ def replay_section(r: R) -> list[str]:
 
 
 REPLAY_PROSE = (
-    "Shared between calls: each stored message's conversion, cacheable copy and cost; each "
-    "distinct text's token count; each distinct prompt item's canonical JSON and tokens; the "
-    "position of every key of the older history, so the fates of the dropped history are two "
-    "runs looked up on demand; the price model, looked up once. Per call, replay still runs the "
-    "whole pipeline over its window of about 120 messages (assembly, preparation, provider "
-    "translation, prompt items, the cache trie), a few microseconds per message in Python; and "
-    "some work per call still grows with the history (why a call costs more at 20,000 messages "
-    "than at 2,000): conversion walks the whole branch for the files in order of appearance "
-    "and copies the converted history, and the branch, the older history and the dropped list "
-    "are copied in C. Counting the history once costs about 0.1 ms per call's share of it, so "
-    "3× leaves about 0.3 ms per call: only an incremental pipeline (consecutive calls differ at "
-    "the two ends of the window; re-translate only those) can reach it."
+    "Shared between calls: each stored message's conversion (newest first, only as far back as "
+    "truncation reaches), cacheable copy and cost; each distinct text's token count; each "
+    "distinct prompt item's canonical JSON and tokens; the older history's id index and running "
+    "sums, so the fates of the dropped history are worked out on demand; the price model, looked "
+    "up once. A call now costs about the same at 20,000 messages as at 2,000 (see per call): "
+    "what is left is the whole pipeline over the call's window of about 120 messages — "
+    "assembly about a third, translation (preparation and the provider's body) a quarter, prompt "
+    "items a quarter, the call plan, the cache trie and the break the rest — a few microseconds "
+    "per message in Python. Counting the history once costs about 0.07 ms per call's share of "
+    "it, so 3× leaves about 0.2 ms per call: only an incremental pipeline (consecutive calls "
+    "differ at the two ends of the window; translate and key only those) can reach it."
 )
 
 
