@@ -54,6 +54,11 @@ class Part:
         assert self.image is not None and self.image.data is not None
         return base64.b64encode(self.image.data).decode("ascii")
 
+    @property
+    def data_url(self) -> str:
+        """The image as a `data:` URL (OpenAI's image parts, the HTML report's thumbnails)."""
+        return f"data:{self.mime};base64,{self.b64}"
+
 
 @dataclass(slots=True)
 class WireMessage:

@@ -37,7 +37,7 @@ def content(m: WireMessage) -> str | list[dict[str, Any]]:
             if p.text:
                 parts.append({"type": "text", "text": p.text})
         else:
-            parts.append({"type": "image_url", "image_url": {"url": f"data:{p.mime};base64,{p.b64}"}})
+            parts.append({"type": "image_url", "image_url": {"url": p.data_url}})
     return parts
 
 

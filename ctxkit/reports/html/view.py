@@ -8,7 +8,6 @@ seat map can draw it. Nothing here decides policy: it reads the decision record.
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -286,7 +285,7 @@ def wire_views(result: Result, blocks: list[Block]) -> list[WireView]:
             note = f"image {p.image.file_id} · {p.mime or 'unknown type'} · {size:,} bytes"
             url = None
             if p.image.data is not None and p.mime in THUMBNAIL_TYPES:
-                url = f"data:{p.mime};base64," + base64.b64encode(p.image.data).decode("ascii")
+                url = p.data_url
             parts.append(WirePart(image_url=url, image_note=note))
         calls = tuple((c.id, c.name, json.dumps(c.args, ensure_ascii=False, indent=2)) for c in m.tool_calls)
         out.append(WireView(n, m.role, block, m.cacheable, tuple(parts), calls, m.tool_call_id))
