@@ -7,6 +7,12 @@ the process (the whole parsed fixture), which tripled the load time of a 10 MB Y
 fixture and doubled the assembly time of 100,000 messages. Pausing it is safe:
 nothing here creates cycles, reference counting still frees everything, and the
 previous state is restored on exit (also on errors, also when nested).
+
+On the outermost exit, what was built during the pause is moved to the oldest
+generation in one step (`gc.freeze()` then `gc.unfreeze()`, a list splice): left in the
+youngest, the first allocation after the pause would scan all of it, ~90 ms after
+loading 100,000 messages. Nothing is frozen afterwards, and a process that keeps
+frozen objects of its own (a pre-fork server) is left alone.
 """
 
 from __future__ import annotations
@@ -24,4 +30,7 @@ def paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
