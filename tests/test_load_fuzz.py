@@ -365,3 +365,14 @@ def test_fast_path_agrees_with_jsonschema_on_edge_values(path: tuple[Any, ...], 
     doc = copy.deepcopy(VALID)
     get(doc, path[:-1])[path[-1]] = value
     assert _fast_check()(doc) == Draft202012Validator(load_schema()).is_valid(doc)
+
+
+def test_alias_expansion_past_both_bounds_names_the_size_limit(folder: Path) -> None:
+    """One character referenced 32 times over four levels passes the node bound and a 32 KiB
+    limit at the same node: the message names the limit the user can change."""
+    lines = ["ctxkit: 1", "model: {provider: openai, name: gpt-4o}", "name: &l0 x"]
+    lines += [f"turn_{level}: &l{level} [{', '.join([f'*l{level - 1}'] * 32)}]" for level in range(1, 5)]
+    (folder / "alias.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_fixture(str(folder / "alias.yaml"), max_size=32 * 1024)
+    assert "aliases expand the document past the size limit of 32 KiB" in caught.value.lines()[0]

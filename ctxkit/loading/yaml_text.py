@@ -194,13 +194,13 @@ def _check_expansion(root: yaml.Node, max_size: int) -> None:
             on_path.discard(key)
             sizes[key] = 1 + sum(sizes[id(child)] for child in children)
             chars[key] = len(node.value) if isinstance(node, yaml.ScalarNode) else sum(chars[id(c)] for c in children)
-            if sizes[key] - len(sizes) > MAX_ALIAS_EXPANSION:
-                raise _expansion_error("aliases expand the document too much (alias bomb?)", node)
-            if chars[key] > max_size:
+            if chars[key] > max_size:  # first: when both bounds pass here, the limit the user sets is the news
                 limit = format_limit(max_size)
                 raise _expansion_error(
                     f"aliases expand the document past the size limit of {limit} (see --max-size)", node
                 )
+            if sizes[key] - len(sizes) > MAX_ALIAS_EXPANSION:
+                raise _expansion_error("aliases expand the document too much (alias bomb?)", node)
         elif key not in sizes:
             if key in on_path:
                 raise yaml.composer.ComposerError(None, None, "recursive alias", node.start_mark)
