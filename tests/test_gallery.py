@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from ctxkit.loading.domain import Provider
+
 from .conftest import GALLERY, ctxkit
 
 IDS = [p.stem for p in GALLERY]
@@ -59,7 +61,7 @@ def test_gallery_is_listed_in_its_readme():
     assert not missing, f"add a line for each to fixtures/README.md: {missing}"
 
 
-@pytest.mark.parametrize("provider", ["openai", "azure", "anthropic", "gemini", "ollama"])
+@pytest.mark.parametrize("provider", [p.value for p in Provider])
 @pytest.mark.parametrize("path", GALLERY, ids=IDS)
 def test_gallery_assemble_every_provider(path, provider, snapshot):
     assert _run("assemble", str(path.relative_to(path.parent.parent)), "--provider", provider) == snapshot

@@ -160,7 +160,7 @@ def test_r_fix_0_table_is_well_formed() -> None:
     """R-FIX-0: every entry is complete, positive and names a known tokenizer."""
     raw = json.loads(models._TABLE_PATH.read_text(encoding="utf-8"))
     assert "2026" in raw["_note"]
-    for provider in ("openai", "azure", "anthropic", "gemini", "ollama"):
+    for provider in (p.value for p in Provider):
         names = known_models(provider)
         assert names, provider
         for name in names:

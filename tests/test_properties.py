@@ -436,7 +436,7 @@ def _decided_in_full(r: Result) -> tuple[list[Working], dict[str, tuple[str, str
     they leave out, oldest first, and each one's (fate, rule)."""
     a = r.assembly
     older = list(a.converted.history)
-    last_user = a.segments["last_user"][0]
+    last_user = a.segments[Segment.LAST_USER][0]
     n = a.eff.settings.last_n_user_messages
     cut = 0
     users = [i for i, w in enumerate(older) if w.kind is Kind.USER and w.origin is Origin.MESSAGE]
@@ -475,8 +475,9 @@ def test_r_asm_4_lazy_conversion_decides_as_full_conversion(mode: str, data: st.
     for w in dropped:
         f = a.fates[w.key]
         assert (str(f.fate), f.rule, f.segment, f.notes) == (*expected[w.key], None, w.notes)
-    if a.segments["forgotten_files"] and not any("left out of the read_file list" in x for x in a.record.warnings):
-        carried = {w.file_id for w in a.segments["history"] if w.file_id}
+    left_out_warned = any("left out of the read_file list" in x for x in a.record.warnings)
+    if a.segments[Segment.FORGOTTEN_FILES] and not left_out_warned:
+        carried = {w.file_id for w in a.segments[Segment.HISTORY] if w.file_id}
         left = {w.file_id for w in dropped + evicted if w.file_id} - carried
         assert {f.id for f, known in a.forgotten if known} == left  # R-FILE-1 from stored messages
     rules = {rule for _, rule in expected.values()} | ({"R-FILE-3"} if evicted else set())

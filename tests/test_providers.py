@@ -13,6 +13,7 @@ import pytest
 from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options, resolve
+from ctxkit.loading.domain import Provider
 from ctxkit.loading.read import load_fixture
 from ctxkit.reports.explain import rows as explain_rows
 
@@ -21,7 +22,7 @@ from .helpers import assemble
 from .provider_schemas import validate
 from .server_rules import check
 
-PROVIDERS = ("openai", "azure", "anthropic", "gemini", "ollama")
+PROVIDERS = tuple(p.value for p in Provider)
 PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
 
 

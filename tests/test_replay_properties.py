@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from ctxkit.assembly.pipeline import run
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options
+from ctxkit.loading.domain import Provider
 from ctxkit.loading.read import load_fixture
 from ctxkit.replay.driver import replay
 from ctxkit.reports.replay import report
@@ -30,7 +31,7 @@ from .conftest import FIXTURES, ROOT
 from .helpers import tool_calls
 
 CLI = "from ctxkit.cli import main; main()"
-PROVIDERS = ["openai", "azure", "anthropic", "gemini", "ollama"]
+PROVIDERS = [p.value for p in Provider]
 WORDS = st.text(alphabet="abcdefgh ", min_size=1, max_size=60).map(lambda s: s.strip() or "x")
 
 

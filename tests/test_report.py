@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxkit.history.working import Segment
 from ctxkit.loading.read import load_fixture
 from ctxkit.reports.explain import rows as explain_rows
 from ctxkit.reports.html import render, seatmap, view
@@ -245,7 +246,7 @@ def test_r_html_2_long_runs_fold_but_every_row_stays_in_the_page():
     from ctxkit.history.working import Fate, Row
 
     rows = [Row(f"m{n}", "user", None, 3, Fate.TRUNCATED, "R-ASM-4") for n in range(500)]
-    rows.append(Row("m500", "user", "last_user", 3, Fate.KEPT, "R-ASM-3"))
+    rows.append(Row("m500", "user", Segment.LAST_USER, 3, Fate.KEPT, "R-ASM-3"))
     lines = view.fold(rows)
     folds = [x for x in lines if isinstance(x, view.Fold)]
     assert len(folds) == 1 and len(folds[0].rows) == 500 - 2 * view.FOLD_KEEP

@@ -15,6 +15,7 @@ import yaml
 
 from ctxkit.assembly.pipeline import run
 from ctxkit.loading.config import Options
+from ctxkit.loading.domain import Provider
 from ctxkit.loading.importer import build
 from ctxkit.loading.read import load_fixture
 from ctxkit.reports.budget import report as budget_report
@@ -23,7 +24,7 @@ from . import provider_schemas, server_rules
 from .conftest import ROOT
 
 CORPUS = ROOT.parent / "shared" / "data" / "taubench" / "gpt-4o-airline.json"
-PROVIDERS = ["openai", "azure", "anthropic", "gemini", "ollama"]
+PROVIDERS = [p.value for p in Provider]
 MODELS = {
     "openai": "gpt-4o",
     "azure": "gpt-4o",

@@ -35,7 +35,7 @@ class Assembly:
     branch: tree.Branch
     converted: conv.Converted
     messages: list[Working]  # final order
-    segments: dict[str, list[Working]]
+    segments: dict[Segment, list[Working]]
     fates: Fates  # by working-message key
     history_budget: int
     available: int
@@ -46,7 +46,7 @@ class Assembly:
     clock_dependent: bool
     record: Record = field(default_factory=Record)
 
-    def tokens(self, segment: str) -> int:
+    def tokens(self, segment: Segment) -> int:
         if segment == Segment.PROJECT_FILES:
             return self.project.tokens(self.meter)
         return sum(self.meter.of(w) for w in self.segments.get(segment, ()))
@@ -168,7 +168,7 @@ def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
     fate_all(decided, cut.head, Fate.TRUNCATED, "R-ASM-4")
     fate_all(decided, eviction.evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
     decided.update(_answer_fates(answered.orphans, kept, last_user, answered.in_turn))
-    segments: dict[str, list[Working]] = {
+    segments: dict[Segment, list[Working]] = {
         Segment.SYSTEM: [fixed.system] if fixed.system else [],
         Segment.HISTORY: kept,
         Segment.CUSTOM_AGENT: [fixed.agent] if fixed.agent else [],

@@ -23,7 +23,7 @@ from operator import attrgetter
 from typing import Any
 
 from ctxkit.history import convert as conv
-from ctxkit.history.working import Fate, Working, parse_message_key
+from ctxkit.history.working import Fate, Segment, Working, parse_message_key
 
 _KEY, _NOTES = attrgetter("key"), attrgetter("notes")
 
@@ -32,7 +32,7 @@ _KEY, _NOTES = attrgetter("key"), attrgetter("notes")
 class Fated:
     fate: Fate
     rule: str
-    segment: str | None
+    segment: Segment | None
     notes: tuple[str, ...] = ()
 
 

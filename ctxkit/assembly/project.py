@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from ctxkit.counting.measure import Meter
 from ctxkit.history.convert import require_image_cost
-from ctxkit.history.working import Fate, Image, Kind, Origin, Working
+from ctxkit.history.working import Fate, Image, Kind, Origin, Segment, Working
 from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import FileKind, FileRecord
 from ctxkit.loading.templates import Templates
@@ -25,7 +25,7 @@ class ProjectPart:
     documents: Working | None
     read_file_list: Working | None
     images: tuple[Image, ...]
-    fates: tuple[tuple[FileRecord, Fate, str, str | None], ...]  # file, fate, rule, segment
+    fates: tuple[tuple[FileRecord, Fate, str, Segment | None], ...]  # file, fate, rule, segment
     fits: bool
     cite: bool  # project text documents are in context or used as a search filter
 
@@ -62,7 +62,7 @@ def build(eff: Effective, meter: Meter, reserved: int) -> ProjectPart:
     total = sum(f.tokens if f.tokens is not None else meter.text(f.text or "") for f in texts)
     threshold = Decimal(eff.max_input_tokens - reserved) * eff.settings.project_files_max_ratio
     fits = Decimal(total) < threshold
-    fates: list[tuple[FileRecord, Fate, str, str | None]] = []
+    fates: list[tuple[FileRecord, Fate, str, Segment | None]] = []
     listed: list[FileRecord] = []
     documents = None
     images: tuple[Image, ...] = ()
@@ -72,7 +72,7 @@ def build(eff: Effective, meter: Meter, reserved: int) -> ProjectPart:
                 "project#documents", Kind.USER, documents_text(texts, eff.templates), total, origin=Origin.DOCUMENTS
             )
         images = tuple(Image(f.id, f.data, f.tokens, project=True) for f in imgs)
-        fates += [(f, Fate.KEPT, "R-PROJ-2", "project_files") for f in texts + imgs]
+        fates += [(f, Fate.KEPT, "R-PROJ-2", Segment.PROJECT_FILES) for f in texts + imgs]
         cite = bool(texts)
     elif eff.settings.vector_db:
         fates += [(f, Fate.SEARCH_FILTER, "R-PROJ-1", None) for f in texts + imgs]
@@ -81,7 +81,7 @@ def build(eff: Effective, meter: Meter, reserved: int) -> ProjectPart:
         listed += texts + imgs
         cite = False
     listed += meta
-    fates += [(f, Fate.FORGOTTEN, "R-PROJ-1", "project_files") for f in listed]
+    fates += [(f, Fate.FORGOTTEN, "R-PROJ-1", Segment.PROJECT_FILES) for f in listed]
     order = {fid: n for n, fid in enumerate(eff.fixture.project_files)}
     listed.sort(key=lambda f: order[f.id])
     fates.sort(key=lambda x: order[x[0].id])

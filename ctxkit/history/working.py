@@ -129,7 +129,7 @@ class Row:
 
     id: str | None
     kind: str
-    segment: str | None
+    segment: Segment | None
     tokens: int
     fate: Fate
     rule: str

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxkit.loading.domain import Provider
+
 _TABLE_PATH = Path(__file__).parents[1] / "data" / "models.json"
 _DATED = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8})$")
 
@@ -67,9 +69,9 @@ def _table() -> _Table:
 
 def _candidates(provider: str, name: str) -> Iterator[str]:
     base = name.removeprefix(f"{provider}/")
-    if provider == "gemini":
+    if provider == Provider.GEMINI:
         base = base.removeprefix("models/")
-    if provider == "ollama":
+    if provider == Provider.OLLAMA:
         base = base.split(":", 1)[0]
     yield base
     undated = _DATED.sub("", base)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from ctxkit.history.working import Fate, Kind, Origin, Working
+from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.loading.domain import Fixture, Role
 from ctxkit.translate.items import Item
 
@@ -63,7 +63,7 @@ class View:
     items: tuple[Item, ...]
     messages: Sequence[Working]  # the assembled list (Assembly.messages)
     fated: Sequence[Fated | None]  # the decision behind each of them, by position
-    segments: Mapping[str, Sequence[Working]]  # Assembly.segments
+    segments: Mapping[Segment, Sequence[Working]]  # Assembly.segments
     user: str
     system: str | None
     date: str | None

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from ctxkit.loading.domain import Prices
+from ctxkit.loading.domain import Prices, Provider
 
 MILLION = Decimal(1_000_000)
 PROVIDER_IDS = {"openai": "openai", "azure": "azure", "anthropic": "anthropic", "gemini": "google"}
@@ -37,7 +37,7 @@ class Pricer:
             uncached = prompt - cached - written
             total = uncached * p.input + cached * p.cached_input + written * p.cache_write + out * p.output
             return total / MILLION
-        if self.provider == "ollama":
+        if self.provider == Provider.OLLAMA:
             return Decimal(0)
         return self._package(prompt, cached, written, out, clock)
 

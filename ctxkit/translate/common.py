@@ -31,16 +31,16 @@ class TranslationInput:
     model: str
     max_input_tokens: int
     max_output_tokens: int
-    segments: Mapping[str, Sequence[Working]]  # segment name → its messages; their order is the final order
+    segments: Mapping[Segment, Sequence[Working]]  # segment → its messages; their order is the final order
     tools: tuple[ToolDef, ...]  # definitions sent with the request (R-TR-9)
     settings: Settings
     templates: Templates
     supports_images: bool
     meter: Meter
 
-    def placed(self) -> list[tuple[str, Working]]:
+    def placed(self) -> list[tuple[Segment, Working]]:
         """Each message in final order with the segment it belongs to."""
-        return [(str(name), w) for name, ws in self.segments.items() for w in ws]
+        return [(name, w) for name, ws in self.segments.items() for w in ws]
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +206,7 @@ def prepare(a: TranslationInput) -> Prepared:
 _ROLES = {k: "user" if k in (Kind.USER, Kind.REMINDER) else str(k) for k in Kind}  # a message's wire role
 
 
-def _image_parts(a: TranslationInput, ident: tuple[str, int], img: Image, seg: str, out: Prepared) -> list[Part]:
+def _image_parts(a: TranslationInput, ident: tuple[str, int], img: Image, seg: Segment, out: Prepared) -> list[Part]:
     label = Part(a.templates.fill("image.label", id=img.file_id))
     if img.data is None:
         out.warnings.append(
@@ -230,7 +230,7 @@ def _image_parts(a: TranslationInput, ident: tuple[str, int], img: Image, seg: s
 
 
 def _image_row(
-    a: TranslationInput, ident: tuple[str, int], img: Image, seg: str, fate: Fate, rule: str, *notes: str
+    a: TranslationInput, ident: tuple[str, int], img: Image, seg: Segment, fate: Fate, rule: str, *notes: str
 ) -> Row:
     left_out = fate in (Fate.IMAGE_CAPPED, Fate.FIXUP)
     segment = None if left_out else (Segment.PROJECT_FILES if img.project else seg)

@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ctxkit.counting.measure import dumps_args
+from ctxkit.loading.domain import Provider
 from ctxkit.output import plural
 
 if TYPE_CHECKING:
@@ -233,12 +234,12 @@ def _parts(payload: Payload) -> Iterator[tuple[int, str, int, Any, int]]:
 
 def _messages(provider: str, body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
     """(role, items) per payload message, in reading order."""
-    if provider == "anthropic":
+    if provider == Provider.ANTHROPIC:
         if body.get("system"):
             yield "system", list(body["system"])
         for m in body["messages"]:
             yield m["role"], list(m["content"])
-    elif provider == "gemini":
+    elif provider == Provider.GEMINI:
         if body.get("systemInstruction"):
             yield "system", [body["systemInstruction"]]
         for c in body["contents"]:
