@@ -169,6 +169,19 @@ def test_s9_counters_are_cached_and_lazy(fresh: None, monkeypatch: pytest.Monkey
     assert counter.count("hello world") == 2
 
 
+def test_s9_encoding_is_built_once_plain_counting_took_plain_seconds(
+    fresh: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Text that is slow to count in plain Python (rare pieces) switches to tiktoken after
+    PLAIN_SECONDS, whatever the number of characters; the counts are the same."""
+    monkeypatch.setattr(tokens, "PLAIN_SECONDS", 1e-9)
+    counter = tokens.get_counter("cl100k_base")
+    assert counter.count("qzxv wkjp hello world") == 7
+    assert counter._encoding is None  # type: ignore[attr-defined]
+    assert counter.count("qzxv wkjp hello world") == 7  # the first count took more than a nanosecond
+    assert counter._encoding is not None  # type: ignore[attr-defined]
+
+
 def test_s9_text_the_plain_counter_declines_goes_to_tiktoken(fresh: None) -> None:
     """A character outside the verified blocks builds tiktoken's encoding for that text."""
     counter = tokens.get_counter("o200k_base")

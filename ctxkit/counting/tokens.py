@@ -30,6 +30,7 @@ source, and an unwritable folder just means no cache.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -254,20 +255,26 @@ class _Approx:
         return max(1, len(text) // 4) if text else 0
 
 
-# Characters counted in plain Python before building tiktoken's encoding: that costs
-# ~120 ms up front, and then saves ~0.1 µs per character (benchmarks/BENCHMARKS.md).
+# Plain-Python counting runs until either bound is reached; then tiktoken's encoding is
+# built (~100 ms of cpu here) and counts the rest. Per character, plain Python costs
+# ~30 ns more than tiktoken on recurring words but ~1 µs more on text that is mostly
+# rare pieces (identifiers, hashes, random strings), so time spent is the bound that
+# holds for any text: about the build's cost, the classic rent-or-buy threshold.
 PLAIN_CHARS = 1_000_000
+PLAIN_SECONDS = 0.1
 
 
 class _Tiktoken:
     """Exact counts: in plain Python (`bpe.PlainBPE`) for the first PLAIN_CHARS characters
-    of a process, then with tiktoken's encoding, built from the same verified ranks."""
+    or PLAIN_SECONDS of a process, then with tiktoken's encoding, built from the same
+    verified ranks."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self._encoding: tiktoken.Encoding | None = None
         self._plain: PlainBPE | None = None
         self._plain_left = PLAIN_CHARS
+        self._plain_seconds = 0.0
 
     def count(self, text: str) -> int:
         if not text:
@@ -278,9 +285,13 @@ class _Tiktoken:
             from ctxkit.counting.bpe import PlainBPE
 
             self._plain = PlainBPE(_ranks(self.name), _SPECS[self.name].pat_str)
-        if self._plain_left >= len(text) and (n := self._plain.count(text)) is not None:
-            self._plain_left -= len(text)
-            return n
+        if self._plain_left >= len(text) and self._plain_seconds < PLAIN_SECONDS:
+            started = time.perf_counter()
+            n = self._plain.count(text)
+            self._plain_seconds += time.perf_counter() - started
+            if n is not None:
+                self._plain_left -= len(text)
+                return n
         self._encoding = _load_encoding(self.name, self._plain.ranks)
         return len(self._encoding.encode_ordinary(text))
 
