@@ -4,7 +4,7 @@ Input: each call's prompt items and clock, the provider's row of `data/cache_rul
 fixture's `settings.cache` overrides. Output: per call the best candidate (the earlier call within
 the TTL with the longest common prefix), the prefix tokens, the cached and written tokens and the
 provider `limit`. Earlier prompts live in one trie of items, so a call costs its own length, not the
-number of earlier calls.
+number of earlier calls; the trie is path-compressed, so it grows by at most two edges per call.
 """
 
 from __future__ import annotations
@@ -64,11 +64,40 @@ class Hit:
 
 
 @dataclass(slots=True)
-class _Node:
-    children: dict[str, _Node] = field(default_factory=dict)
-    latest: int = -1  # the latest call whose prompt runs through this node
-    stored: int = -1  # Anthropic: the latest call that stored the prefix ending here
-    marked: int = -1  # Anthropic: the latest call with a breakpoint here (stored or not)
+class _Edge:
+    """A run of items that every prompt through it shares (a radix-trie edge: path compression).
+
+    The run is `keys[start:end]` of the first prompt that made it (no copy). Every prompt through
+    any item of the run goes through all of it (a prompt that leaves or ends inside a run splits
+    it), so `latest` is one number per run; the few items that carried a breakpoint keep theirs in
+    `marks` (offset in the run → [stored, marked]). A call adds at most two edges, where an item
+    per node would add one node per item of the window (R-RPL-9)."""
+
+    keys: tuple[str, ...]
+    start: int
+    end: int
+    children: dict[str, _Edge] = field(default_factory=dict)
+    latest: int = -1  # the latest call whose prompt runs through this edge
+    marks: dict[int, list[int]] | None = None  # Anthropic: [latest call that stored, latest marked]
+
+    def split(self, offset: int) -> None:
+        """Keep the first `offset` items here; the rest becomes this edge's only child."""
+        cut = self.start + offset
+        tail = _Edge(self.keys, cut, self.end, self.children, self.latest)
+        if self.marks:
+            tail.marks = {o - offset: m for o, m in self.marks.items() if o >= offset} or None
+            self.marks = {o: m for o, m in self.marks.items() if o < offset} or None
+        self.end = cut
+        self.children = {self.keys[cut]: tail}
+
+
+@dataclass(frozen=True, slots=True)
+class _Path:
+    """What a call shares with the earlier prompts still within the TTL."""
+
+    common: int  # equal leading items
+    latest: int  # the latest call through the last of them (-1 when none)
+    marks: list[tuple[int, int, int]]  # (depth, stored, marked) of marked items within, deepest first
 
 
 class Cache:
@@ -76,11 +105,12 @@ class Cache:
 
     def __init__(self, r: Rules) -> None:
         self.rules = r
-        self.root = _Node()
+        self.root = _Edge((), 0, 0)
         self.clocks: list[datetime | None] = []
         self.window_start = 0  # the oldest call still within the TTL of the newest
 
-    def add(self, items: tuple[Item, ...], clock: datetime | None) -> Hit:
+    def add(self, items: tuple[Item, ...], clock: datetime | None, keys: tuple[str, ...] | None = None) -> Hit:
+        """`keys` (each item's key, in order) may be passed when the caller already has them."""
         index = len(self.clocks)
         if self.clocks and _gap(self.clocks[-1], clock) > self.rules.ttl_seconds:
             self.window_start = index
@@ -88,42 +118,65 @@ class Cache:
         first = self.window_start
         if self.rules.mode == "previous":
             first = max(first, index - 1)
-        path = self._walk(items, first)
-        common = len(path)
-        candidate = path[-1].latest if path else (index - 1 if index > first else None)
+        if keys is None:
+            keys = tuple(item.key for item in items)
+        path = self._walk(keys, first)
+        common = path.common
+        candidate = path.latest if common else (index - 1 if index > first else None)
         prefix = sum(i.tokens for i in items[:common])
         hit = self._apply(index, items, path, first, candidate, prefix)
-        self._insert(index, items)
+        self._insert(index, items, keys)
         return hit
 
-    def _walk(self, items: tuple[Item, ...], first: int) -> list[_Node]:
-        path: list[_Node] = []
-        node = self.root
-        for item in items:
-            child = node.children.get(item.key)
+    def _walk(self, keys: tuple[str, ...], first: int) -> _Path:
+        edge, depth, latest = self.root, 0, -1
+        marks: list[tuple[int, int, int]] = []
+        n = len(keys)
+        while depth < n:
+            child = edge.children.get(keys[depth])
             if child is None or child.latest < first:
                 break
-            path.append(child)
-            node = child
-        return path
+            run = _matched(child, keys, depth)
+            if child.marks:
+                marks.extend((depth + o + 1, m[0], m[1]) for o, m in child.marks.items() if o < run)
+            depth += run
+            latest = child.latest
+            if run < child.end - child.start:
+                break
+            edge = child
+        marks.sort(reverse=True)
+        return _Path(depth, latest, marks)
 
-    def _insert(self, index: int, items: tuple[Item, ...]) -> None:
-        node = self.root
-        tokens = 0
-        for item in items:
-            child = node.children.get(item.key)
+    def _insert(self, index: int, items: tuple[Item, ...], keys: tuple[str, ...]) -> None:
+        edge, depth, n = self.root, 0, len(keys)
+        runs: list[tuple[int, _Edge]] = []  # (depth at its start, edge) along this prompt
+        while depth < n:
+            child = edge.children.get(keys[depth])
             if child is None:
-                child = node.children[item.key] = _Node()
+                child = edge.children[keys[depth]] = _Edge(keys, depth, n)
+                run = n - depth
+            else:
+                run = _matched(child, keys, depth)
+                if run < child.end - child.start:
+                    child.split(run)
             child.latest = index
+            runs.append((depth, child))
+            depth += run
+            edge = child
+        tokens = 0
+        for position, item in enumerate(items):
             tokens += item.tokens
             if item.breakpoint:
-                child.marked = index
+                start, run_edge = next((s, e) for s, e in reversed(runs) if s <= position)
+                if run_edge.marks is None:
+                    run_edge.marks = {}
+                mark = run_edge.marks.setdefault(position - start, [-1, -1])
+                mark[1] = index
                 if tokens >= self.rules.min_tokens:
-                    child.stored = index
-            node = child
+                    mark[0] = index
 
     def _apply(
-        self, index: int, items: tuple[Item, ...], path: list[_Node], first: int, candidate: int | None, prefix: int
+        self, index: int, items: tuple[Item, ...], path: _Path, first: int, candidate: int | None, prefix: int
     ) -> Hit:
         r = self.rules
         expired = index > 0 and index == first and r.mode != "previous" or (index > 0 and not path and index > first)
@@ -135,12 +188,12 @@ class Cache:
             cached, limit = 0, "minimum"
         elif r.increment > 1 and prefix % r.increment:
             cached, limit = prefix - prefix % r.increment, "increment"
-        return Hit(None if expired else candidate, expired, len(path), prefix, cached, 0, limit)
+        return Hit(None if expired else candidate, expired, path.common, prefix, cached, 0, limit)
 
     def _anthropic(
         self,
         items: tuple[Item, ...],
-        path: list[_Node],
+        path: _Path,
         first: int,
         candidate: int | None,
         prefix: int,
@@ -154,16 +207,16 @@ class Cache:
         for item in items:
             ends.append(ends[-1] + item.tokens)
         read_end, beyond, unstored = 0, False, False
-        for depth in range(len(path), 0, -1):
-            node, end = path[depth - 1], depth - 1  # the stored prefix ends at item `end`
+        for depth, stored, marked in path.marks:  # deepest first; unmarked items store nothing
+            end = depth - 1  # the stored prefix ends at item `end`
             if not any(end <= b for b in breakpoints):
                 continue
-            if node.stored >= first:
+            if stored >= first:
                 if any(b - lookback <= end <= b for b in breakpoints):
                     read_end = depth
                     break
                 beyond = True
-            elif node.marked >= first:
+            elif marked >= first:
                 unstored = True
         read = ends[read_end]
         written = 0
@@ -174,7 +227,20 @@ class Cache:
         limit = None
         if read < prefix:
             limit = "lookback" if beyond else ("minimum" if unstored else None)
-        return Hit(None if expired else candidate, expired, len(path), prefix, read, written, limit)
+        return Hit(None if expired else candidate, expired, path.common, prefix, read, written, limit)
+
+
+def _matched(edge: _Edge, keys: tuple[str, ...], depth: int) -> int:
+    """Equal leading items of the edge's run and `keys[depth:]` (its first item is known equal)."""
+    size = min(edge.end - edge.start, len(keys) - depth)
+    theirs = edge.keys
+    if theirs[edge.start : edge.start + size] == keys[depth : depth + size]:  # the usual case, compared in C
+        return size
+    offset = edge.start - depth
+    n = 1
+    while theirs[offset + depth + n] == keys[depth + n]:
+        n += 1
+    return n
 
 
 def _gap(before: datetime | None, after: datetime | None) -> float:
