@@ -7,11 +7,12 @@ the closed list with the rule behind it, and the tokens already paid for that co
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.loading.domain import Fixture, Role
@@ -58,28 +59,69 @@ class View:
     """What a later call needs to know about an earlier one.
 
     Only the item at the break is ever mapped back to its working message, so a view keeps the
-    assembled list as it is and builds that one `Source` on demand (no per-message work per call)."""
+    assembled list as it is and builds that one `Source` on demand. What is kept per message is
+    the assembled list itself and each message's segment (not its `Fated`, made afresh per call);
+    a view kept for later calls holds its items packed (`packed`)."""
 
-    items: tuple[Item, ...]
+    items: Sequence[Item]
+    keys: tuple[str, ...]  # each item's key, in order (the cache trie holds the same tuple)
     messages: Sequence[Working]  # the assembled list (Assembly.messages)
-    fated: Sequence[Fated | None]  # the decision behind each of them, by position
-    segments: Mapping[Segment, Sequence[Working]]  # Assembly.segments
+    segment_of: Sequence[Segment | None]  # each message's segment, by position
     user: str
     system: str | None
     date: str | None
 
     def source(self, index: int) -> Source:
-        w, fated = self.messages[index], self.fated[index]
+        w, segment = self.messages[index], self.segment_of[index]
         stored = w.source_id if w.origin in STORED else None
-        if fated is not None and fated.segment:
-            segment: str | None = str(fated.segment)
-        else:
-            segment = next((str(name) for name, ws in list(self.segments.items())[::-1] if w.key in _keys(ws)), None)
-        return Source(w.key, str(w.kind), w.origin, w.file_id or w.source_id, stored, segment, w.placeholder)
+        name = str(segment) if segment is not None else None
+        return Source(w.key, str(w.kind), w.origin, w.file_id or w.source_id, stored, name, w.placeholder)
+
+    def packed(self) -> View:
+        """This view as later calls keep it: the items as columns rather than one tuple each."""
+        return replace(self, items=Packed(self.items, self.keys))
 
 
-def _keys(ws: Sequence[Working]) -> set[str]:
-    return {w.key for w in ws}
+_NONE = -1  # a null message or source index, in `Packed`'s integer columns
+
+
+class Packed(Sequence[Item]):
+    """A call's items in columns (R-RPL-9): kept views hold every call's items until the TTL ends,
+    all of them when messages carry no times. The keys are the cache trie's tuple; the numbers
+    are packed in arrays; an `Item` is made again on access (only at a break)."""
+
+    __slots__ = ("_breakpoints", "_keys", "_message", "_role", "_source", "_tokens")
+
+    def __init__(self, items: Sequence[Item], keys: tuple[str, ...]) -> None:
+        self._keys = keys
+        self._tokens = array("q", [i.tokens for i in items])
+        self._message = array("i", [_NONE if i.message is None else i.message for i in items])
+        self._source = array("i", [_NONE if i.source is None else i.source for i in items])
+        self._role = tuple(i.role for i in items)
+        self._breakpoints = frozenset(n for n, i in enumerate(items) if i.breakpoint)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @overload
+    def __getitem__(self, index: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Item, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Item | tuple[Item, ...]:
+        if isinstance(index, slice):
+            return tuple(self[n] for n in range(*index.indices(len(self))))
+        n = range(len(self))[index]  # a negative index counts from the end; out of range raises
+        message, source = self._message[n], self._source[n]
+        return Item(
+            self._keys[n],
+            self._tokens[n],
+            None if message == _NONE else message,
+            None if source == _NONE else source,
+            self._role[n],
+            n in self._breakpoints,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,17 +152,22 @@ class Break:
         return {"item": self.item, "this": self.this, "candidate": self.candidate}
 
 
-def view(result: Result, items: tuple[Item, ...], user: str) -> tuple[View, Dropped]:
+def view(result: Result, items: tuple[Item, ...], keys: tuple[str, ...], user: str) -> tuple[View, Dropped]:
     from ctxkit.assembly.system import format_date
 
     a = result.assembly
-    fated = list(map(a.fates.get, map(_KEY, a.messages)))
+    segment_of = [f.segment if f is not None else None for f in map(a.fates.get, map(_KEY, a.messages))]
+    for n, segment in enumerate(segment_of):
+        if not segment:  # no decision names it (the system prompt, the reminder): the last segment listing it
+            key = a.messages[n].key
+            found = (name for name, ws in reversed(a.segments.items()) if any(w.key == key for w in ws))
+            segment_of[n] = next(found, None)
     system = next((w.text for w in a.messages if w.kind is Kind.SYSTEM), None)
     date = format_date(a.eff.now) if a.eff.now is not None else None
     capped = frozenset(
         r.key.rsplit("#img", 1)[0] for r in result.payload.prepared.rows if r.fate is Fate.IMAGE_CAPPED and r.key
     )
-    return View(items, a.messages, fated, a.segments, user, system, date), Dropped(a.fates, capped)
+    return View(items, keys, a.messages, segment_of, user, system, date), Dropped(a.fates, capped)
 
 
 _KEY = attrgetter("key")
@@ -177,7 +224,7 @@ def find(this: View, dropped: Dropped, cand: View | None, common: int, *, expire
         return Break("first_call", CAUSE_RULES["first_call"], None, None, None, 0)
     mine = this.items[common] if common < len(this.items) else None
     theirs = cand.items[common] if common < len(cand.items) else None
-    lost = _lost(this.items[common:], cand.items[common:])
+    lost = _lost(this.items[common:], cand.keys[common:])
     if expired:
         cause, rule = "expired", CAUSE_RULES["expired"]
     else:
@@ -187,12 +234,12 @@ def find(this: View, dropped: Dropped, cand: View | None, common: int, *, expire
     return Break(cause, rule, common, _side(this, mine), _side(cand, theirs), lost)
 
 
-def _lost(mine: tuple[Item, ...], theirs: tuple[Item, ...]) -> int:
+def _lost(mine: Sequence[Item], theirs: tuple[str, ...]) -> int:
     """Tokens of this call's items after the break that the candidate sent after it too (each once).
 
     The candidate's items before the break were reused; the ones after it were paid for and, where
     this call sends them again anywhere, could not be reused."""
-    unused = Counter(i.key for i in theirs)
+    unused = Counter(theirs)
     lost = 0
     for item in mine:
         if unused[item.key] > 0:

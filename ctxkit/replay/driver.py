@@ -105,8 +105,9 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         for w in result.warnings:  # R-ASM-9's over-the-window warning is about this call: say which
             warnings.setdefault(f"call {index} ({call.label}): {w}" if "(R-ASM-9)" in w else w)
-        hit = prompt_cache.add(items, call.clock)
-        view, dropped = breaks.view(result, items, call.user.id)
+        keys = tuple(item.key for item in items)
+        hit = prompt_cache.add(items, call.clock, keys)
+        view, dropped = breaks.view(result, items, keys, call.user.id)
         against = hit.candidate if not hit.expired else index - 1
         other = views.get(against) if against is not None and against >= 0 else None
         common = 0 if hit.expired else hit.common  # expired: nothing of the previous call is reusable
@@ -135,7 +136,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
                 synthetic=call.synthetic,
             )
         )
-        views[index] = view
+        views[index] = view.packed()  # kept until the TTL ends: the items as columns
         oldest = min(prompt_cache.window_start, index)
         while (first := next(iter(views))) < oldest:  # in call order: drop from the front
             del views[first]  # no later call can compare with it: beyond the TTL
