@@ -99,3 +99,74 @@ def test_r_rpl_9_dropped_fates_through_the_shared_index_equal_fresh_ones() -> No
 
     replay(load_fixture(str(FIXTURES / "replay" / "long_session.yaml")), Options(max_input_tokens=700), on_call=check)
     assert looked_up > 100
+
+
+def _prompts() -> Any:
+    """Prompts over a few item keys, so that they share prefixes, fork and end inside each other's runs."""
+    from hypothesis import strategies as st
+
+    item = st.tuples(st.sampled_from("abcd"), st.booleans())  # (key, breakpoint)
+    return st.lists(st.tuples(st.lists(item, max_size=9), st.integers(0, 400)), min_size=1, max_size=14)
+
+
+def _brute_path(prompts: list[tuple[Any, ...]], keys: tuple[str, ...], first: int, min_tokens: int) -> Any:
+    """What the trie walk must find, from every earlier prompt one by one (the window's for the prefix)."""
+    from ctxkit.replay import cache
+
+    def shared(j: int) -> int:
+        n = 0
+        while n < min(len(keys), len(prompts[j])) and prompts[j][n].key == keys[n]:
+            n += 1
+        return n
+
+    window = range(first, len(prompts))
+    common, latest = max(((shared(j), j) for j in window), default=(0, -1))
+    marks = []
+    for depth in range(common, 0, -1):
+        # a mark records the latest call ever, in the window or not (the rules compare it with `first`)
+        through = [j for j in range(len(prompts)) if shared(j) >= depth and prompts[j][depth - 1].breakpoint]
+        if through:
+            stored = [j for j in through if sum(i.tokens for i in prompts[j][:depth]) >= min_tokens]
+            marks.append((depth, max(stored, default=-1), max(through)))
+    return cache._Path(common, latest if common else -1, marks)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "ollama"])
+def test_r_rpl_5_path_compressed_trie_finds_what_every_earlier_prompt_gives(provider: str) -> None:
+    """R-RPL-5/R-RPL-9: the cache's trie stores a run of items as one edge, split where a later
+    prompt leaves it or ends inside it; each call's hit must equal the one computed from every
+    earlier prompt within the TTL directly (longest common prefix, latest on a tie, and the
+    latest call that marked or stored each breakpoint item)."""
+    from datetime import UTC, datetime, timedelta
+
+    from hypothesis import given, settings
+
+    from ctxkit.loading.domain import CacheRules
+    from ctxkit.replay import cache
+    from ctxkit.translate.items import Item
+
+    tokens = {"a": 300, "b": 7, "c": 500, "d": 40}  # an item's tokens follow its key, as in a replay
+
+    @settings(max_examples=150, deadline=None)
+    @given(_prompts())
+    def check(calls: list[tuple[list[tuple[str, bool]], int]]) -> None:
+        rules = cache.rules(provider, "model", CacheRules(min_tokens=600, lookback=3))
+        trie, oracle = cache.Cache(rules), cache.Cache(rules)
+        prompts: list[tuple[Item, ...]] = []
+        clock, first = datetime(2026, 3, 14, tzinfo=UTC), 0
+        for index, (spec, gap) in enumerate(calls):
+            items = tuple(Item(k, tokens[k], n, n, "user", bp) for n, (k, bp) in enumerate(spec))
+            clock += timedelta(seconds=gap)  # gaps over the 300-second TTL start a new window
+            if index and gap > rules.ttl_seconds:
+                first = index
+            low = max(first, index - 1) if rules.mode == "previous" else first
+            keys = tuple(k for k, _ in spec)
+            path = _brute_path(prompts, keys, low, rules.min_tokens)
+            assert trie._walk(keys, low) == path, (index, calls)
+            hit = trie.add(items, clock)
+            candidate = path.latest if path.common else (index - 1 if index > low else None)
+            prefix = sum(i.tokens for i in items[: path.common])
+            assert hit == oracle._apply(index, items, path, low, candidate, prefix), (index, calls)
+            prompts.append(items)
+
+    check()
