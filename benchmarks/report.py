@@ -122,6 +122,7 @@ def render(r: R) -> str:
     return "\n".join(head + body + METHOD + errors) + "\n"
 
 
+REPLAY_COLUMNS = ["history", "calls", "replay", "per call", "count the history once", "ratio (goal ≤ 3×)", "peak RSS"]
 REPLAY_HISTORIES = (("history-2000", "2,000"), ("history-20000", "20,000"))
 
 
@@ -143,6 +144,7 @@ def replay_section(r: R) -> list[str]:
                 per_call,
                 fmt(floor),
                 f"{ratio:.0f}×" if ratio else "n/a",
+                mib(r, f"replay {name}"),
             ]
         )
     if not rows:
@@ -152,7 +154,7 @@ def replay_section(r: R) -> list[str]:
     return [
         "## Replay",
         "",
-        table(["history", "calls", "replay", "per call", "count the history once", "ratio (goal ≤ 3×)"], rows),
+        table(REPLAY_COLUMNS, rows),
         "",
         f"{verdict} (the goal is the 20,000-message row). " + REPLAY_PROSE,
         "",
