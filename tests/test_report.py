@@ -17,6 +17,7 @@ from ctxkit.reports.explain import rows as explain_rows
 from ctxkit.reports.html import render, seatmap, view
 
 from .conftest import FIXTURES, GALLERY, ctxkit
+from .helpers import assembled_or_skip
 
 HOSTILE = """\
 name: "<script>window.__ctxkit_pwned = 1</script> hostile"
@@ -276,13 +277,7 @@ def test_r_html_3_readable_without_script():
 @pytest.mark.parametrize("path", GALLERY, ids=[p.stem for p in GALLERY])
 def test_r_html_2_blocks_agree_with_explain(path):
     """The seat map reads the assembly's record directly (replay draws every call so); explain agrees."""
-    from ctxkit.assembly.pipeline import run
-    from ctxkit.errors import RuleError
-
-    try:
-        result = run(load_fixture(str(path)))
-    except RuleError:
-        pytest.skip("fails by rule")
+    result = assembled_or_skip(path)
     rows = {r.key: r for r in explain_rows(result) if r.key}
     for m, b in zip(result.payload.prepared.messages, view.payload_blocks(result), strict=True):
         row = rows[m.key]
