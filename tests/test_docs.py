@@ -30,7 +30,7 @@ from .conftest import GALLERY, ROOT
 DOCS = ROOT / "docs"
 RULES = DOCS / "rules.md"
 ID = re.compile(r"\bR-[A-Z]+-\d+\b")
-FAMILIES = ("FIX", "TURN", "TREE", "CONV", "SYS", "PROJ", "ASM", "FILE", "REM", "TR", "CMP", "RPL", "HTML")
+FAMILIES = ("FIX", "TURN", "TREE", "CONV", "SYS", "PROJ", "ASM", "FILE", "REM", "TR", "CMP", "RPL", "HTML", "LOG")
 # `def test_r_asm_4_...` or `def test_r_tree_1_and_2_...`: the ids a test's name carries
 TEST_NAME = re.compile(r"def (test_\w+)")
 NAME_ID = re.compile(r"(?<![a-z])r_(" + "|".join(f.lower() for f in FAMILIES) + r")_(\d+)((?:_and_\d+)*)")

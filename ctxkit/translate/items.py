@@ -50,11 +50,11 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ctxkit.counting.measure import dumps_args
+from ctxkit.history.working import Image
 from ctxkit.loading.domain import Provider
 from ctxkit.output import plural
 
 if TYPE_CHECKING:
-    from ctxkit.history.working import Image
     from ctxkit.translate import Payload
 
 FRAMING_TOKENS = 3  # per payload message: OpenAI's published chat-format overhead
@@ -236,9 +236,9 @@ def _messages(provider: str, body: dict[str, Any]) -> Iterator[tuple[str, list[A
     """(role, items) per payload message, in reading order."""
     if provider == Provider.ANTHROPIC:
         if body.get("system"):
-            yield "system", list(body["system"])
+            yield "system", _blocks(body["system"])
         for m in body["messages"]:
-            yield m["role"], list(m["content"])
+            yield m["role"], _blocks(m["content"])
     elif provider == Provider.GEMINI:
         if body.get("systemInstruction"):
             yield "system", [body["systemInstruction"]]
@@ -247,6 +247,11 @@ def _messages(provider: str, body: dict[str, Any]) -> Iterator[tuple[str, list[A
     else:
         for m in body["messages"]:
             yield m["role"], [m]
+
+
+def _blocks(content: str | list[Any]) -> list[Any]:
+    """Anthropic content as blocks: a plain string (as clients may send it) is one text block."""
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
 def _without_cache_control(part: Any) -> Any:
@@ -311,6 +316,7 @@ class _Images:
         self._messages = payload.prepared.messages
         self._by_message: dict[int, dict[str, Image]] = {}
         self._all: dict[str, Image] | None = None
+        self._sent: dict[str, Image] = {}
 
     def _index(self, origin: int) -> dict[str, Image]:
         found = self._by_message.get(origin)
@@ -326,5 +332,20 @@ class _Images:
                 self._all = {}
                 for n in range(len(self._messages)):
                     self._all.update(self._index(n))
-            image = self._all[data]
+            image = self._all.get(data)
+        if image is None:  # a body as sent (R-LOG-2): no working image behind it, only its bytes
+            image = self._sent.get(data)
+            if image is None:
+                image = self._sent[data] = Image("sent", _decoded(data), None)
         return image
+
+
+def _decoded(data: str) -> bytes:
+    """Base64 image data as bytes (b"" when it is not base64: a URL, a file id)."""
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(data, validate=False)
+    except (binascii.Error, ValueError):
+        return b""
