@@ -11,6 +11,8 @@ import math
 import statistics
 from typing import Any
 
+import import_roundtrip
+
 Samples = list[list[float]]
 R = dict[str, Any]
 
@@ -117,7 +119,7 @@ def render(r: R) -> str:
         "fresh interpreter).",
         "",
     ]
-    body = sections(r, d) + replay_section(r)
+    body = sections(r, d) + replay_section(r) + import_roundtrip.section(r)
     errors = ["", "## Errors", "", *[f"* {e}" for e in r["errors"]]] if r["errors"] else []
     return "\n".join(head + body + METHOD + errors) + "\n"
 

@@ -162,6 +162,16 @@ class Bench:
                 "open": open_times(out, self.n(5)),
             }
 
+    def import_roundtrip(self) -> None:
+        """Issue 20: a logged body → `import` → `assemble` gives the logged body back."""
+        print("import round trip", file=sys.stderr)
+        import import_roundtrip
+
+        try:
+            self.r["import round trip"] = import_roundtrip.measure()
+        except OSError as exc:
+            self.r["errors"].append(f"import round trip: {exc}")
+
     def replay(self) -> None:
         """R-RPL-9: replay at the 8,000-token window against counting the history once, at 2,000
         messages and at the goal's 20,000 (about 12,400 calls)."""
@@ -221,6 +231,7 @@ def main() -> None:
         "reports": bench.reports,
         "html": bench.html,
         "replay": bench.replay,
+        "import": bench.import_roundtrip,
     }
     chosen = [name for name in args.only.split(",") if name] or list(sections)
     for name in chosen:

@@ -140,7 +140,11 @@ def build(eff: Effective, *, citations: bool, tools: frozenset[str], date: str) 
         )
     if base == "":
         return SystemTexts(None, agent, False)
+    if eff.fixture.settings.as_logged and not p.datetime_aware:  # R-FIX-6: the recorded prompt as written
+        return SystemTexts(base, agent, False)
     text = _dated(base, t, date, citations, p.datetime_aware)
+    if eff.fixture.settings.as_logged:  # R-FIX-6: nothing appended
+        return SystemTexts(text, agent, DATE_PLACEHOLDER in base or p.datetime_aware)
     if citations and CITATION_PLACEHOLDER not in base:
         cite = t.raw("citation_guidance").strip()
     else:
@@ -169,6 +173,9 @@ def reserved_tokens(eff: Effective, count: Callable[[str], int], date: str) -> i
 def reminder_text(eff: Effective, turn: Turn, *, citations: bool) -> str | None:
     """R-REM-1: the reminder chosen for this call, unwrapped; None for none."""
     t = eff.templates
+    if eff.fixture.settings.as_logged:  # R-FIX-6: only the fixture's own task prompt
+        task = (eff.fixture.prompts.task or "").strip()
+        return task or None
     if turn.ran_image_generation:
         return t.raw("reminder.image_generation").strip()
     if turn.just_ran_web_search and "open_url" in eff.tool_names and not turn.last_cycle:

@@ -45,7 +45,8 @@ class Conversions:
 
     def start(self, fixture: Fixture, templates: Templates) -> dict[str, FileRecord]:
         files = {f.id: f for f in fixture.files}
-        basis = (fixture.files, fixture.settings.tool_result_placeholder_tokens, dict(templates.texts))
+        settings = fixture.settings
+        basis = (fixture.files, settings.tool_result_placeholder_tokens, settings.as_logged, dict(templates.texts))
         if basis != self._basis:
             self._basis, self._done, self._live, self._history = basis, {}, (), []
             self._counted, self._ends = (), [0]
@@ -318,6 +319,8 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
                 yield _result(key, m.id, c.id, replay, None, "image-generation replay (R-CONV-3)")
             elif c.name == IMAGE_GENERATION_TOOL and c.response:
                 yield _result(key, m.id, c.id, c.response, None, "image-generation response replayed (R-CONV-3)")
+            elif fixture.settings.as_logged and c.response is not None:
+                yield _result(key, m.id, c.id, c.response, None, "result as recorded (R-FIX-6)")
             else:
                 yield _result(key, m.id, c.id, placeholder, placeholder_tokens, PLACEHOLDER_NOTE, placeholder=True)
     if m.text:

@@ -7,6 +7,7 @@ Ids are kept in their string form (R-FIX-1: `1` and `"1"` are the same id).
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -150,6 +151,13 @@ class Settings:
     prompt_cache: bool = True
     cache: CacheRules = field(default_factory=CacheRules)
     prices: Prices | None = None
+    # R-FIX-6: a recorded request (what `import` writes): none of the application's own additions.
+    as_logged: bool = False
+    # R-FIX-7: further request-body fields, sent as written: (name, canonical JSON of the value).
+    request_fields: tuple[tuple[str, str], ...] = ()
+
+    def request_field_values(self) -> dict[str, Any]:
+        return {name: json.loads(value) for name, value in self.request_fields}
 
 
 @dataclass(frozen=True, slots=True)

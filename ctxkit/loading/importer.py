@@ -27,6 +27,7 @@ from ctxkit.loading.log_formats import (
     openai_events,
     text_of,
 )
+from ctxkit.loading.refs import BUILT_FIELDS
 
 DEFAULT_MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5"}
 
@@ -55,8 +56,12 @@ def build(doc: Any, dialect: str | None, *, model: str | None = None, max_input_
             system, images = text_of(body["system"], "/system", losses)
             losses.add("image in the system prompt", len(images))
     known = {"model", "messages", "tools"} | ({"system"} if dialect == "anthropic" else set())
-    for key in sorted(set(body) - known - SAMPLING_FIELDS):
-        losses.add(f"request field {key!r}")
+    carried: dict[str, Any] = {}
+    for key in [k for k in body if k not in known and k not in SAMPLING_FIELDS]:
+        if key in BUILT_FIELDS:
+            losses.add(f"request field {key!r}")
+        else:
+            carried[key] = body[key]  # R-FIX-7: sent again as written
     provider = dialect
     name = model or body.get("model")
     comment = None
@@ -71,8 +76,12 @@ def build(doc: Any, dialect: str | None, *, model: str | None = None, max_input_
     fixture: dict[str, Any] = {"ctxkit": 1, "model": {"provider": provider, "name": str(name)}}
     if max_input_tokens is not None:
         fixture["model"]["max_input_tokens"] = max_input_tokens
-    if system is not None:
-        fixture["prompts"] = {"system": system, "datetime_aware": False}
+    max_tokens = body.get("max_tokens")
+    if dialect == "anthropic" and type(max_tokens) is int and max_tokens >= 1:
+        fixture["model"]["max_output_tokens"] = max_tokens  # the body's own value, sent again
+    # The logged prompt exactly: "" is no system message (R-SYS-5), and no date line.
+    fixture["settings"] = _settings(body, dialect, carried, losses)
+    fixture["prompts"] = {"system": system or "", "datetime_aware": False}
     raw_tools = body.get("tools") or []
     if not isinstance(raw_tools, list):
         raise InputError(f"/tools: expected a list, got {kind_of(raw_tools)}")
@@ -85,6 +94,33 @@ def build(doc: Any, dialect: str | None, *, model: str | None = None, max_input_
     if in_flight:
         fixture["in_flight"] = in_flight
     return Imported(fixture, warnings + losses.warnings(), comment)
+
+
+def _settings(body: dict[str, Any], dialect: str, carried: dict[str, Any], losses: Losses) -> dict[str, Any]:
+    """R-FIX-6: a recorded request; R-FIX-7: its other prompt fields. An Anthropic log with no
+    block-level `cache_control` had no breakpoint, so ctxkit adds none either (R-TR-8)."""
+    settings: dict[str, Any] = {"as_logged": True}
+    if dialect == "anthropic":
+        marks = _cache_marks(body.get("system")) + sum(_cache_marks(m) for m in body["messages"] if isinstance(m, dict))
+        losses.add("cache_control on a content block (the fixture's breakpoint is ctxkit's own, R-TR-8)", marks)
+        if not marks:
+            settings["prompt_cache"] = False
+    if carried:
+        settings["request_fields"] = carried
+    return settings
+
+
+def _cache_marks(value: Any) -> int:
+    """Content blocks carrying `cache_control` in an Anthropic `system` or message."""
+    blocks = value.get("content") if isinstance(value, dict) else value
+    if not isinstance(blocks, list):
+        return 0
+    found = 0
+    for b in blocks:
+        if isinstance(b, dict):
+            found += "cache_control" in b
+            found += _cache_marks(b.get("content")) if b.get("type") == "tool_result" else 0
+    return found
 
 
 def _check_text(doc: Any) -> None:
@@ -111,12 +147,25 @@ def _tools(raw: list[Any], dialect: str, losses: Losses) -> list[dict[str, Any]]
         tool = _tool(t, dialect) if isinstance(t, dict) else None
         if tool is None:
             raise InputError(f"/tools/{n}: expected a tool definition with a name")
+        for key in _tool_extras(t, dialect):
+            losses.add(f"tool definition field {key!r}")
         if tool["name"] in seen:
             losses.add("repeated tool definition")
             continue
         seen.add(tool["name"])
         tools.append(tool)
     return tools
+
+
+def _tool_extras(t: dict[str, Any], dialect: str) -> list[str]:
+    """Fields of a tool definition a fixture's tool does not hold (`strict`, a server tool's `type`, …)."""
+    if dialect == "anthropic":
+        return sorted(set(t) - {"name", "description", "input_schema"})
+    fn = t.get("function", t)
+    outer = sorted(set(t) - {"type", "function"}) if "function" in t else []
+    if "function" in t and t.get("type") != "function":
+        outer.insert(0, "type")
+    return outer + sorted(set(fn) - {"name", "description", "parameters"})
 
 
 def _tool(t: dict[str, Any], dialect: str) -> dict[str, Any] | None:

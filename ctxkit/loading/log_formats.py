@@ -16,7 +16,8 @@ from typing import Any
 from ctxkit.errors import InputError
 
 MAX_ARGS_DEPTH = 100  # the fixture format's limit on nested tool arguments
-# Request fields that shape the reply, not the context: not part of a fixture, never warned about.
+# Request fields that shape only the reply, not the prompt: not part of a fixture, never warned
+# about. Every other field the fixture does not hold is carried as a request field (R-FIX-7).
 SAMPLING_FIELDS = frozenset(
     {
         "temperature",
@@ -38,11 +39,7 @@ SAMPLING_FIELDS = frozenset(
         "stream_options",
         "service_tier",
         "store",
-        "parallel_tool_calls",
-        "tool_choice",
-        "response_format",
         "reasoning_effort",
-        "thinking",
         "logit_bias",
     }
 )
@@ -154,6 +151,8 @@ def text_of(content: Any, at: str, losses: Losses) -> tuple[str, list[tuple[str,
                 losses.add(f"image with a {src.get('type')!r} source (only base64 images are carried over)")
         else:
             losses.add(f"content part of type {str(kind)!r}")
+    if len(texts) > 1:
+        losses.add("content of several text parts (sent as one text, joined by newlines)")
     return "\n".join(texts), images
 
 

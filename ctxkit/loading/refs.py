@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -26,6 +27,10 @@ from ctxkit.loading.templates import validate_overrides
 
 FloatTexts = dict[int, tuple[float, str]]  # id(float) -> (the float, its text as written)
 MAX_ARGS_DEPTH = 100  # deeper tool arguments could not be serialized safely later
+# Request-body fields translation builds for some provider: never taken from `request_fields`.
+BUILT_FIELDS = frozenset(
+    {"model", "messages", "system", "tools", "max_tokens", "contents", "systemInstruction", "stream", "options"}
+)
 _DECIMAL_SETTINGS = ("safety_margin", "compression_trigger_ratio", "recent_messages_ratio", "project_files_max_ratio")
 
 
@@ -47,6 +52,9 @@ def build_fixture(
     found.extend(template_problems(doc.get("templates", {}), ("templates",)))
     tools = tuple(_tool(item, index, found) for index, item in enumerate(doc.get("tools", [])))
     now = _now(doc["now"], found) if "now" in doc else None
+    for name in doc.get("settings", {}).get("request_fields", {}):
+        if name in BUILT_FIELDS:
+            found.append((("settings", "request_fields", name), "ctxkit builds this request field itself (R-FIX-7)"))
     if found:
         ordered = sorted(set(found), key=lambda item: (sort_key(item[0]), item[1]))
         raise InputError([problem(source, pointer(path), message) for path, message in ordered])
@@ -294,6 +302,10 @@ def _settings(settings: dict[str, Any], floats: FloatTexts) -> domain.Settings:
         if key in values:
             values[key] = _decimal(values[key], floats)
     values["cache"] = domain.CacheRules(**values.get("cache", {}))
+    fields = values.get("request_fields", {})
+    values["request_fields"] = tuple(
+        (name, json.dumps(value, ensure_ascii=False, sort_keys=False)) for name, value in fields.items()
+    )
     prices = values.get("prices")
     if prices is not None:
         given = {key: _decimal(value, floats) for key, value in prices.items()}

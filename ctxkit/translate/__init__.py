@@ -47,4 +47,7 @@ def translator(provider: str) -> Translator:
 def translate(request: TranslationInput) -> Payload:
     prepared = prepare(request)
     out = translator(request.provider)(request, prepared)
-    return Payload(request.provider, out.body, prepared, out.origins)
+    body = out.body
+    if request.settings.request_fields:  # R-FIX-7: after the fields translation built, as written
+        body = {**body, **request.settings.request_field_values()}
+    return Payload(request.provider, body, prepared, out.origins)

@@ -226,7 +226,7 @@ def _image_parts(a: TranslationInput, ident: tuple[str, int], img: Image, seg: S
     part = Part(image=img, mime=mime)
     out.image_b64.add(part.b64)
     out.rows.append(_image_row(a, ident, img, seg, Fate.KEPT, "R-CONV-1"))
-    return [label, part]
+    return [part] if a.settings.as_logged else [label, part]  # R-FIX-6: a recorded image has no label
 
 
 def _image_row(

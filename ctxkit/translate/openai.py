@@ -62,7 +62,7 @@ def tools(a: TranslationInput) -> list[dict[str, Any]]:
 def translate(a: TranslationInput, prepared: Prepared) -> Translated:
     first = prepared.messages[0] if prepared.messages else None
     if first is not None and first.role == "system":
-        if is_reasoning_model(a.model):
+        if is_reasoning_model(a.model) and not a.settings.as_logged:  # R-FIX-6: the logged text as sent
             first.parts[0] = Part(MARKDOWN_PREFIX + first.parts[0].text)
         if _base_name(a.model) in NO_SYSTEM_MESSAGE:
             first.role = "user"
