@@ -163,11 +163,15 @@ def build_options(kw: dict[str, Any]) -> Any:
     )
 
 
-def load(path: str, kw: dict[str, Any]) -> Any:
+def load(path: str, kw: dict[str, Any], *, data: bytes | None = None) -> Any:
+    """The fixture at `path`; `data`: its bytes when already read (stdin can be read only once)."""
+    import io
+
     from ctxkit.loading.read import load_fixture, parse_size
 
     max_size = parse_size(kw.get("max_size") or DEFAULT_MAX_SIZE_TEXT)
-    return load_fixture(path, allow_outside_paths=kw.get("allow_outside_paths", False), max_size=max_size)
+    stdin = io.BytesIO(data) if data is not None and path == "-" else None
+    return load_fixture(path, allow_outside_paths=kw.get("allow_outside_paths", False), max_size=max_size, stdin=stdin)
 
 
 def run_pipeline(path: str, kw: dict[str, Any]) -> Any:

@@ -2,6 +2,7 @@
 
 Input: a fixture and the common options, `--calls A:B`, `--compress-as TOKENS`, `--payloads DIR`.
 Output: the table or JSON report on stdout; with `--payloads`, each call's body as `DIR/NNNN.json`.
+A log of recorded traffic instead of a fixture goes to `cli/logreplay.py` (R-LOG).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from typing import Any
 
 import click
 
-from ctxkit.cli import cli
+from ctxkit.cli import cli, logreplay
+from ctxkit.cli.logreplay import log_format_option, skip_bad_option
 from ctxkit.cli.options import assembly_options, build_options, echo, format_option, load, warn
 from ctxkit.errors import InputError
+from ctxkit.loading.traffic import Log
 
 SLICE = re.compile(r"^\s*(-?\d+)?\s*:\s*(-?\d+)?\s*$")
 
@@ -50,19 +53,37 @@ def parse_compress_as(text: str | None) -> int | None:
 @click.option("--compress-as", "compress_as", metavar="TOKENS", help="Simulate compression (summary size).")
 @click.option("--payloads", type=click.Path(file_okay=False), help="Write each call's body as DIR/NNNN.json.")
 @click.option("--raw", is_flag=True, help="With --payloads: image bytes in full.")
+@log_format_option
+@skip_bad_option
 def replay(
-    fixture: str, fmt: str, calls_range: str | None, compress_as: str | None, payloads: str | None, raw: bool, **kw: Any
+    fixture: str,
+    fmt: str,
+    calls_range: str | None,
+    compress_as: str | None,
+    payloads: str | None,
+    raw: bool,
+    log_format: str | None,
+    skip_bad: bool,
+    **kw: Any,
 ) -> None:
-    """Rebuild every model call of the conversation and predict its prompt-cache hits."""
+    """Rebuild every model call of the conversation and predict its prompt-cache hits.
+
+    FIXTURE may also be a log of recorded traffic (JSON lines, a cassette, OTLP JSON; .gz
+    accepted): its calls are replayed as they were sent, beside the provider's own numbers."""
     from ctxkit.output import dumps, shorten_images
     from ctxkit.replay.driver import count_calls
     from ctxkit.replay.driver import replay as run_replay
     from ctxkit.reports.replay import report, table
 
+    found = logreplay.read_input(fixture, kw, log_format=log_format, skip_bad=skip_bad)
+    if isinstance(found, Log):
+        logreplay.refuse_window_options({**kw, "compress_as": compress_as, "payloads": payloads, "raw": raw})
+        logreplay.run(found, kw, fmt=fmt, calls_range=calls_range, skip_bad=skip_bad)
+        return
     tokens = parse_compress_as(compress_as)
     if payloads is not None and Path(payloads).exists() and not Path(payloads).is_dir():
         raise InputError(f"--payloads {payloads!r}: exists and is not a folder")
-    loaded = load(fixture, kw)
+    loaded = load(fixture, kw, data=found)
     options = build_options(kw)
     total = count_calls(loaded, options)
     first, stop = parse_calls(calls_range, total)

@@ -85,6 +85,11 @@ def load_templates_file(
 # --- bytes ---------------------------------------------------------------------------------
 
 
+def read_bytes(path: str, max_size: int, stdin: IO[bytes] | None = None) -> bytes:
+    """A file's bytes ("-": stdin), at most `max_size`; an `InputError` naming the file otherwise."""
+    return _read(path, max_size, stdin)
+
+
 def _read(path: str, max_size: int, stdin: IO[bytes] | None) -> bytes:
     try:
         if path == "-":

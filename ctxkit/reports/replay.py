@@ -7,12 +7,14 @@ by lost tokens.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from ctxkit.loading.domain import Provider
 from ctxkit.output import plural
+from ctxkit.replay.breaks import Break
 from ctxkit.replay.driver import CallRow, Replay
 
 
@@ -27,6 +29,33 @@ def money(value: Decimal | None) -> float | None:
     return None if value is None else float(value)
 
 
+class Priced(Protocol):
+    """What the cache columns and totals read of a call: a fixture replay's or a log's (R-LOG-4)."""
+
+    @property
+    def clock(self) -> datetime | None: ...
+    @property
+    def prompt_tokens(self) -> int: ...
+    @property
+    def prefix_tokens(self) -> int: ...
+    @property
+    def cached_tokens(self) -> int: ...
+    @property
+    def cache_write_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int | None: ...
+    @property
+    def cost(self) -> Decimal | None: ...
+    @property
+    def cost_without_cache(self) -> Decimal | None: ...
+    @property
+    def candidate(self) -> int | None: ...
+    @property
+    def brk(self) -> Break: ...
+    @property
+    def limit(self) -> str | None: ...
+
+
 def call_json(c: CallRow) -> dict[str, Any]:
     return {
         "index": c.index,
@@ -34,6 +63,16 @@ def call_json(c: CallRow) -> dict[str, Any]:
         "step": c.step,
         "label": c.label,
         "on_branch": c.on_branch,
+        **cache_fields(c),
+        "truncated": c.truncated,
+        "compression_due": c.compression_due,
+        "synthetic": c.synthetic,
+    }
+
+
+def cache_fields(c: Priced) -> dict[str, Any]:
+    """A call's clock, tokens, cache prediction, cost and break, in the JSON report's order."""
+    return {
         "clock": clock(c.clock),
         "prompt_tokens": c.prompt_tokens,
         "prefix_tokens": c.prefix_tokens,
@@ -48,9 +87,6 @@ def call_json(c: CallRow) -> dict[str, Any]:
         "rule": c.brk.rule,
         "limit": c.limit,
         "lost_tokens": c.brk.lost_tokens,
-        "truncated": c.truncated,
-        "compression_due": c.compression_due,
-        "synthetic": c.synthetic,
     }
 
 
@@ -60,7 +96,7 @@ def _sum(values: list[Decimal | None]) -> Decimal | None:
     return sum((v for v in values if v is not None), Decimal(0))
 
 
-def totals(calls: tuple[CallRow, ...]) -> dict[str, Any]:
+def totals(calls: Sequence[Priced]) -> dict[str, Any]:
     prompt = sum(c.prompt_tokens for c in calls)
     cached = sum(c.cached_tokens for c in calls)
     causes: dict[str, list[int]] = {}

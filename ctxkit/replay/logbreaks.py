@@ -1,0 +1,128 @@
+"""The break and its cause for a logged call (R-LOG-2): what a body alone can show.
+
+Input: the two calls' views (each body's items, where each item sits in the body, the system
+text, the keyed settings) and the common prefix. Output: a `breaks.Break` with one cause of the
+closed list — `first_call`, `expired`, `model`, `parameters`, `tools`, `system_date`, `system`,
+`edit`, `head_dropped`, `append`, `other` — first match wins. A side of the break is
+`{kind, id, segment}`: the message's role (or `tools`), its JSON pointer in the body as sent,
+and no segment (a log has no decision record); for `parameters`, kind `setting` and the
+setting's name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ctxkit.replay.breaks import Break, _lost
+from ctxkit.translate.bodies import Body
+from ctxkit.translate.items import Item
+
+CAUSE_RULES = {
+    "first_call": "R-LOG-2",
+    "expired": "R-RPL-5",
+    "model": "R-LOG-2",
+    "parameters": "R-LOG-2",
+    "tools": "R-LOG-2",
+    "system_date": "R-LOG-2",
+    "system": "R-LOG-2",
+    "edit": "R-LOG-2",
+    "head_dropped": "R-LOG-2",
+    "append": "R-RPL-6",
+    "other": "R-RPL-6",
+}
+SYSTEM_KINDS = frozenset({"system", "developer"})
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_DAYS = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday"
+# A date or a time of day, in the forms system prompts print them.
+_WHEN = re.compile(
+    rf"\d{{4}}-\d{{2}}-\d{{2}}(?:[T ]\d{{2}}:\d{{2}}(?::\d{{2}}(?:\.\d+)?)?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?"
+    rf"|\d{{1,2}}/\d{{1,2}}/\d{{2,4}}"
+    rf"|\b(?:{_MONTHS})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?,?)?\s+\d{{4}}\b"
+    rf"|\b\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{4}}\b"
+    rf"|\b(?:{_DAYS})\b"
+    rf"|\b\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?:\s?[AP]M)?\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    body: Body
+    keys: tuple[str, ...]
+
+    def side(self, item: Item | None) -> dict[str, Any] | None:
+        if item is None:
+            return None
+        if item.role is None or item.message is None:
+            return {"kind": "tools", "id": None, "segment": None}
+        return {"kind": self.body.kinds[item.message], "id": self.body.pointers[item.message], "segment": None}
+
+    def kind(self, item: Item) -> str:
+        return "tools" if item.role is None or item.message is None else self.body.kinds[item.message]
+
+
+def first(switched: bool) -> Break:
+    """The first call of its provider and model: `model` when its session's previous call used another."""
+    cause = "model" if switched else "first_call"
+    return Break(cause, CAUSE_RULES[cause], None, None, None, 0)
+
+
+def find(this: View, cand: View | None, common: int, *, expired: bool) -> Break:
+    if cand is None:
+        return first(False)
+    if expired:
+        common = 0  # nothing of the earlier calls is reusable
+    if this.body.settings or cand.body.settings:  # a changed setting does not make the content new
+        mine_after = [i._replace(key=_unsalted(i.key)) for i in this.body.items[common:]]
+        lost = _lost(mine_after, tuple(_unsalted(k) for k in cand.keys[common:]))
+    else:
+        lost = _lost(this.body.items[common:], cand.keys[common:])
+    mine = this.body.items[common] if common < len(this.body.items) else None
+    theirs = cand.body.items[common] if common < len(cand.body.items) else None
+    if expired:
+        return _break("expired", common, this.side(mine), cand.side(theirs), lost)
+    if mine is None or theirs is None:
+        return _break("append", common if mine is not None else None, this.side(mine), cand.side(theirs), lost)
+    changed = [
+        k
+        for k in sorted(set(this.body.settings) | set(cand.body.settings))
+        if this.body.settings.get(k) != cand.body.settings.get(k)
+    ]
+    if changed and _unsalted(mine.key) == _unsalted(theirs.key):
+        setting = {"kind": "setting", "id": ", ".join(changed), "segment": None}
+        return _break("parameters", common, setting, setting, lost)
+    cause = _cause(this, cand, common, mine, theirs)
+    return _break(cause, common, this.side(mine), cand.side(theirs), lost)
+
+
+def _cause(this: View, cand: View, common: int, mine: Item, theirs: Item) -> str:
+    kinds = (this.kind(mine), cand.kind(theirs))
+    if "tools" in kinds:
+        return "tools"
+    if SYSTEM_KINDS & set(kinds):
+        if this.body.system != cand.body.system and masked(this.body.system) == masked(cand.body.system):
+            return "system_date"
+        return "system"
+    rest, theirs_after = this.keys[common:], cand.keys[common + 1 :]
+    if common + 1 < min(len(this.keys), len(cand.keys)) and this.keys[common + 1] == cand.keys[common + 1]:
+        return "edit"  # one message changed in place; what follows is the same
+    if theirs.key not in rest and set(rest) & set(theirs_after):
+        return "head_dropped"  # the candidate's message is gone, its later ones carry on
+    if theirs.key in rest[1:]:
+        return "edit"  # a message was inserted before the candidate's
+    return "other"
+
+
+def masked(text: str) -> str:
+    """The text with every date and time of day replaced (system prompts that differ only there)."""
+    return _WHEN.sub("<when>", text)
+
+
+def _unsalted(key: str) -> str:
+    return key.split("\x00", 1)[0]
+
+
+def _break(cause: str, item: int | None, this: Any, cand: Any, lost: int) -> Break:
+    return Break(cause, CAUSE_RULES[cause], item, this, cand, lost)

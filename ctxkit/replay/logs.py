@@ -1,0 +1,266 @@
+"""Log replay: recorded calls as they were sent, cached and priced, against the provider (R-LOG-2…4).
+
+Input: a `traffic.Log` and the options that make sense for a body (`provider`, `tokenizer`,
+`model` to re-price). Output: `LogReplay`, one `LogCall` per record in time order (ties: file
+order) with its items' tokens, the cache prediction (one cache per provider and model across
+the whole log, R-RPL-5's rules), the break and its cause (`logbreaks`), the provider's reported
+numbers, the verdict, and the costs. Nothing is reassembled: the items are the body's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from ctxkit.counting.measure import Meter, shared_counts
+from ctxkit.counting.reported import Reported, reported_usage
+from ctxkit.errors import InputError, Problem
+from ctxkit.loading import models
+from ctxkit.loading.domain import CacheRules
+from ctxkit.loading.templates import Templates
+from ctxkit.loading.traffic import Log, Record
+from ctxkit.replay import cache, logbreaks
+from ctxkit.replay.breaks import Break
+from ctxkit.replay.cache import Cache, Rules
+from ctxkit.replay.cost import Pricer
+from ctxkit.replay.verdicts import count_error, verdict
+from ctxkit.translate.bodies import Body, body_items
+from ctxkit.translate.items import ItemMemo, prompt_tokens
+
+EVER = 10**12  # seconds: the TTL of the cache that remembers every earlier call (for `warm_elsewhere`)
+
+
+@dataclass(frozen=True, slots=True)
+class LogCall:
+    index: int
+    source_index: int
+    session: str | None
+    provider: str
+    endpoint: str
+    model: str
+    clock: datetime | None
+    prompt_tokens: int
+    prefix_tokens: int
+    cached_tokens: int
+    cache_write_tokens: int
+    output_tokens: int | None  # as the provider reported it
+    candidate: int | None
+    brk: Break
+    limit: str | None
+    reported: Reported | None
+    count_error: float | None
+    verdict: str | None
+    cost: Decimal | None
+    cost_without_cache: Decimal | None
+    reported_cost: Decimal | None
+
+
+@dataclass(frozen=True, slots=True)
+class LogReplay:
+    source: str
+    format: str
+    calls: tuple[LogCall, ...]
+    warnings: tuple[str, ...]
+    skipped: dict[str, int] = field(default_factory=dict)
+    bad: int = 0
+
+
+@dataclass(slots=True)
+class _Group:
+    """One provider and model: its cache, and what later calls compare with."""
+
+    rules: Rules
+    cache: Cache
+    ever: Cache  # every earlier call, no TTL and no minimum: what any call could have warmed
+    indices: list[int] = field(default_factory=list)  # local → global call index
+    views: dict[int, logbreaks.View] = field(default_factory=dict)  # local index → view, within the TTL
+
+
+OnLogCall = Callable[[int, Record, Body], None]
+
+
+def replay_log(
+    log: Log,
+    *,
+    provider: str | None = None,
+    tokenizer: str | None = None,
+    model: str | None = None,
+    skip_bad: bool = False,
+    on_call: OnLogCall | None = None,
+) -> LogReplay:
+    """Every call of the log (see the module docstring); `on_call(index, record, body)` sees each."""
+    with shared_counts():
+        return _Run(log, provider, tokenizer, model, skip_bad, on_call).run()
+
+
+class _Run:
+    def __init__(
+        self,
+        log: Log,
+        provider: str | None,
+        tokenizer: str | None,
+        model: str | None,
+        skip_bad: bool,
+        on_call: OnLogCall | None,
+    ) -> None:
+        self.log, self.provider, self.tokenizer, self.model = log, provider, tokenizer, model
+        self.skip_bad, self.on_call = skip_bad, on_call
+        self.groups: dict[tuple[str, str], _Group] = {}
+        self.meters: dict[tuple[str, bool], Meter] = {}
+        self.pricers: dict[tuple[str, str], Pricer] = {}
+        self.memos: dict[str, ItemMemo] = {}
+        self.last_of_session: dict[str | None, tuple[str, str]] = {}
+        self.bad = log.bad
+
+    def run(self) -> LogReplay:
+        calls: list[LogCall] = []
+        for record in _in_time_order(self.log.records):
+            call = self._call(len(calls), record)
+            if call is not None:
+                calls.append(call)
+        warnings = []
+        unknown = sorted({f"{p.provider} {p.model}" for p in self.pricers.values() if p.unknown})
+        if unknown:
+            warnings.append(
+                f"no price known for {len(unknown)} model(s) ({', '.join(unknown[:5])}"
+                f"{', …' if len(unknown) > 5 else ''}): their costs are null (pass --model to price them as one "
+                "model, R-RPL-7)"
+            )
+        if self.log.skipped:
+            listed = ", ".join(f"{n} × {name}" for name, n in self.log.skipped.items())
+            warnings.append(f"skipped {sum(self.log.skipped.values())} record(s) that are not model calls: {listed}")
+        if self.bad:
+            warnings.append(f"skipped {self.bad} record(s) that could not be read (--skip-bad)")
+        return LogReplay(self.log.source, self.log.format, tuple(calls), tuple(warnings), self.log.skipped, self.bad)
+
+    def _call(self, index: int, record: Record) -> LogCall | None:
+        provider = self.provider or record.provider
+        meter = self._meter(provider, record.model)
+        try:
+            body = body_items(provider, record.endpoint, record.body, meter=meter, memo=self._memo(meter))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            if self.skip_bad:
+                self.bad += 1
+                return None
+            what = f"not a {provider} {record.endpoint} request body ({type(exc).__name__}: {exc})"
+            raise InputError(Problem(record.where, "", f"{what} (--skip-bad skips such records)")) from None
+        prompt = prompt_tokens(body.items)
+        group = self._group(provider, record.model)
+        keys = tuple(item.key for item in body.items)
+        hit = group.cache.add(body.items, record.at, keys)
+        ever = group.ever.add(body.items, record.at, keys)
+        local = len(group.indices)
+        view = logbreaks.View(body, keys)
+        session_before = self.last_of_session.get(record.session)
+        if not group.indices:
+            switched = session_before is not None and session_before != (provider, record.model)
+            brk = logbreaks.first(switched)
+        else:
+            other = group.views.get(hit.candidate if hit.candidate is not None else local - 1)
+            brk = logbreaks.find(view, other, hit.common, expired=hit.expired)
+        group.indices.append(index)
+        group.views[local] = view
+        for old in [k for k in group.views if k < group.cache.window_start and k < local]:
+            del group.views[old]  # beyond the TTL: no later call compares with it
+        self.last_of_session[record.session] = (provider, record.model)
+        rep = self._reported(record, provider)
+        error = count_error(prompt, rep)
+        candidate = group.indices[hit.candidate] if hit.candidate is not None else None
+        pricer = self._pricer(provider, self.model or record.model)
+        output = output_tokens(record.usage)
+        if self.on_call is not None:
+            self.on_call(index, record, body)
+        return LogCall(
+            index=index,
+            source_index=record.source_index,
+            session=record.session,
+            provider=provider,
+            endpoint=record.endpoint,
+            model=record.model,
+            clock=record.at,
+            prompt_tokens=prompt,
+            prefix_tokens=hit.prefix_tokens,
+            cached_tokens=hit.cached_tokens,
+            cache_write_tokens=hit.write_tokens,
+            output_tokens=output,
+            candidate=candidate,
+            brk=brk,
+            limit=hit.limit,
+            reported=rep,
+            count_error=error,
+            verdict=verdict(group.rules, prompt, hit, ever.prefix_tokens, rep),
+            cost=pricer.cost(prompt, hit.cached_tokens, hit.write_tokens, output, record.at),
+            cost_without_cache=pricer.cost(prompt, 0, 0, output, record.at),
+            reported_cost=(
+                pricer.cost(rep.input_tokens, rep.cached_tokens, rep.cache_write_tokens, output, record.at)
+                if rep is not None
+                else None
+            ),
+        )
+
+    def _reported(self, record: Record, provider: str) -> Reported | None:
+        if record.usage is None:
+            return None
+        try:
+            return reported_usage(record.usage, provider)
+        except InputError as exc:
+            raise InputError(Problem(record.where, "", str(exc))) from None
+
+    def _meter(self, provider: str, model: str) -> Meter:
+        info = models.lookup(provider, model)
+        defaults: Any = info if info is not None else models.DEFAULTS_FOR_UNKNOWN
+        tokenizer = self.tokenizer or defaults.tokenizer
+        key = (tokenizer, defaults.supports_images)
+        meter = self.meters.get(key)
+        if meter is None:
+            meter = self.meters[key] = Meter(tokenizer, supports_images=key[1], templates=Templates.build())
+        return meter
+
+    def _memo(self, meter: Meter) -> ItemMemo:
+        return self.memos.setdefault(f"{meter.tokenizer}/{meter.supports_images}", ItemMemo())
+
+    def _group(self, provider: str, model: str) -> _Group:
+        group = self.groups.get((provider, model))
+        if group is None:
+            rules = cache.rules(provider, model, CacheRules())
+            ever = Rules("implicit", 0, 1, None, EVER)
+            group = self.groups[(provider, model)] = _Group(rules, Cache(rules), Cache(ever))
+        return group
+
+    def _pricer(self, provider: str, model: str) -> Pricer:
+        pricer = self.pricers.get((provider, model))
+        if pricer is None:
+            pricer = self.pricers[(provider, model)] = Pricer(provider, model, None)
+        return pricer
+
+
+OUTPUT_FIELDS = (
+    "completion_tokens",
+    "output_tokens",
+    "candidatesTokenCount",
+    "eval_count",
+    "gen_ai.usage.output_tokens",
+)
+
+
+def output_tokens(usage: dict[str, Any] | None) -> int | None:
+    """The output tokens a usage object reports (Gemini: candidates and thoughts), or None."""
+    if not usage:
+        return None
+    found = [usage[k] for k in (*OUTPUT_FIELDS, "thoughtsTokenCount") if type(usage.get(k)) is int and usage[k] >= 0]
+    return sum(found) if found else None
+
+
+def _in_time_order(records: tuple[Record, ...]) -> list[Record]:
+    """By time, ties in file order; an undated record keeps its place after the last dated one before it."""
+    keyed = []
+    last: datetime | None = None
+    for r in records:
+        if r.at is not None:
+            last = r.at
+        keyed.append((last, r.source_index, r))
+    floor = min((k[0] for k in keyed if k[0] is not None), default=None)
+    return [r for _, _, r in sorted(keyed, key=lambda k: (k[0] or floor or datetime.min, k[1]))]
