@@ -356,3 +356,14 @@ def test_r_log_every_call_of_the_shared_traffic_is_replayed() -> None:
     totals = report(done)["totals"]
     assert sum(totals["verdicts"].values()) == 3340
     assert set(totals["count_error"]) == {"anthropic", "azure", "gemini", "ollama", "openai"}
+
+
+def test_r_log_3_real_traffic_excerpt() -> None:
+    """crewai_cached_prompt_tokens.jsonl: the providers' own numbers (see fixtures/logs/README.md)."""
+    rows = calls("crewai_cached_prompt_tokens.jsonl")
+    assert [(c["model"], c["cached_tokens"], c["reported_cached_tokens"], c["verdict"]) for c in rows] == [
+        ("gpt-4.1", 0, 1024, "warm_elsewhere"),
+        ("gpt-4.1", 1024, 0, "provider_miss"),
+        ("claude-sonnet-4-5-20250929", 0, 1217, "warm_elsewhere"),
+        ("claude-sonnet-4-5-20250929", 0, 1217, "warm_elsewhere"),
+    ]
