@@ -18,9 +18,7 @@ from typing import Any
 from ctxkit.counting.measure import Meter, shared_counts
 from ctxkit.counting.reported import Reported, reported_usage
 from ctxkit.errors import InputError, Problem
-from ctxkit.loading import models
 from ctxkit.loading.domain import CacheRules
-from ctxkit.loading.templates import Templates
 from ctxkit.loading.traffic import Log, Record
 from ctxkit.replay import cache, logbreaks
 from ctxkit.replay.breaks import Break
@@ -29,6 +27,7 @@ from ctxkit.replay.cost import Pricer
 from ctxkit.replay.verdicts import count_error, verdict
 from ctxkit.translate.bodies import Body, body_items
 from ctxkit.translate.items import ItemMemo, prompt_tokens
+from ctxkit.translate.sent import body_meter
 
 EVER = 10**12  # seconds: the TTL of the cache that remembers every earlier call (for `warm_elsewhere`)
 
@@ -109,7 +108,7 @@ class _Run:
         self.log, self.provider, self.tokenizer, self.model = log, provider, tokenizer, model
         self.skip_bad, self.on_call = skip_bad, on_call
         self.groups: dict[tuple[str, str], _Group] = {}
-        self.meters: dict[tuple[str, bool], Meter] = {}
+        self.meters: dict[tuple[str, str], Meter] = {}
         self.pricers: dict[tuple[str, str], Pricer] = {}
         self.memos: dict[str, ItemMemo] = {}
         self.last_of_session: dict[str | None, tuple[str, str]] = {}
@@ -210,13 +209,13 @@ class _Run:
             raise InputError(Problem(record.where, "", str(exc))) from None
 
     def _meter(self, provider: str, model: str) -> Meter:
-        info = models.lookup(provider, model)
-        defaults: Any = info if info is not None else models.DEFAULTS_FOR_UNKNOWN
-        tokenizer = self.tokenizer or defaults.tokenizer
-        key = (tokenizer, defaults.supports_images)
-        meter = self.meters.get(key)
+        """The model's meter (`sent.body_meter`), or one with `--tokenizer`; one per model."""
+        meter = self.meters.get((provider, model))
         if meter is None:
-            meter = self.meters[key] = Meter(tokenizer, supports_images=key[1], templates=Templates.build())
+            meter = body_meter(provider, model)
+            if self.tokenizer is not None and self.tokenizer != meter.tokenizer:
+                meter = Meter(self.tokenizer, supports_images=meter.supports_images, templates=meter.templates)
+            self.meters[(provider, model)] = meter
         return meter
 
     def _memo(self, meter: Meter) -> ItemMemo:

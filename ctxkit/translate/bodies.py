@@ -1,15 +1,16 @@
 """A request body as it was sent → the prompt items a provider reads (R-LOG-2, R-RPL-4).
 
 Input: a logged call's provider, endpoint and body, and a meter. Output: `Body` — its items
-(`items.prompt_items`, so a body from a log is counted exactly as a payload ctxkit builds),
+(`items.prompt_items` over `sent.body_payload`, so a body from a log is counted exactly as a
+payload ctxkit builds, its images from their own bytes),
 where each item's message sits in the body (a JSON pointer), each message's kind, the system
 text, and the request settings the provider keys its cache on.
 
 Bodies as sent take every shape the APIs accept; they are brought to the shape ctxkit's own
 payloads have before the items are made: Anthropic's `system` or `content` as a string is one
 text block; Gemini's `system_instruction` is `systemInstruction` and a content without a role
-is the user's; base64 image data is re-encoded canonically (an image that cannot be decoded
-costs the unreadable-image base). Two Responses-API shapes are read as chat messages, one
+is the user's; an image given by URL has no data (it costs the unreadable-image base); Ollama's
+tool-call arguments given as an object are the JSON text. Two Responses-API shapes are read as chat messages, one
 message per input item: `instructions` is the system message, `function_call` an assistant
 tool call, `function_call_output` a tool result; OpenTelemetry's normalised messages
 (endpoint `otel`) likewise. Cache controls: Anthropic's top-level `cache_control` marks the
@@ -20,18 +21,14 @@ of the items they invalidate, so a changed setting breaks the prefix there.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from ctxkit.counting.measure import dumps_args
-from ctxkit.history.working import Image
 from ctxkit.loading.domain import Provider
-from ctxkit.translate import Payload
-from ctxkit.translate.common import Part, Prepared, WireMessage
 from ctxkit.translate.items import Item, ItemMemo, ItemMeter, canonical, prompt_items
+from ctxkit.translate.sent import body_payload
 
 # Settings that change which cached prefix a request can read, per provider, and from where on:
 # "all" items (routing) or only the "messages" (Anthropic invalidates the message blocks).
@@ -65,10 +62,7 @@ def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: Ite
     else:
         normal = _chat(body, shape)
     kind = Provider.OPENAI if endpoint in ("responses", "otel") else provider
-    prepared = Prepared(
-        messages=[WireMessage("user", shape.images, "log-images")], cache_prefix_messages=0, cache_prefix_tokens=0
-    )
-    items = prompt_items(Payload(kind, normal, prepared), meter=meter, memo=memo)
+    items = prompt_items(body_payload(kind, normal), meter=meter, memo=memo)
     names, scope = KEYED_SETTINGS.get(provider, ((), "all"))
     settings = {n: body[n] for n in names if body.get(n) is not None}
     if settings:
@@ -90,23 +84,16 @@ class _Shape:
         self.pointers: list[str] = []
         self.kinds: list[str] = []
         self.system: list[str] = []
-        self.images: list[Part] = []
         self.system_message = False
 
     def message(self, pointer: str, kind: str) -> None:
         self.pointers.append(pointer)
         self.kinds.append(kind)
 
-    def image(self, data: Any) -> str:
-        """Canonical base64 of an image's data ("" when it cannot be decoded), registered for counting."""
-        raw = b""
-        if isinstance(data, str) and data:
-            try:
-                raw = base64.b64decode(data, validate=False)
-            except (binascii.Error, ValueError):
-                raw = b""
-        self.images.append(Part(image=Image(f"log-image-{len(self.images)}", raw, None)))
-        return base64.b64encode(raw).decode("ascii")
+    @staticmethod
+    def image(data: Any) -> str:
+        """An image's base64 data as items read it ("" when there is none: it costs the base)."""
+        return data if isinstance(data, str) else ""
 
 
 def _chat(body: dict[str, Any], shape: _Shape) -> dict[str, Any]:
