@@ -74,12 +74,13 @@ def detect(doc: Any) -> str | None:
     signs = {"openai": 0, "anthropic": 0}
     if "system" in body:
         signs["anthropic"] += 1
-    for t in body.get("tools") or []:
+    tools, messages = body.get("tools"), body.get("messages")
+    for t in tools if isinstance(tools, list) else []:
         if isinstance(t, dict) and "input_schema" in t:
             signs["anthropic"] += 1
         elif isinstance(t, dict) and "function" in t:
             signs["openai"] += 1
-    for m in body.get("messages") or []:
+    for m in messages if isinstance(messages, list) else []:
         if not isinstance(m, dict):
             continue
         if m.get("role") in ("system", "developer", "tool") or "tool_calls" in m or "tool_call_id" in m:
@@ -161,18 +162,72 @@ def kind_of(value: Any) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
+class _Duplicate(ValueError):
+    pass
+
+
+class _Unwritable(ValueError):
+    pass
+
+
+def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return out
+
+
+def _finite(token: str) -> float:
+    value = float(token)
+    if value in (float("inf"), float("-inf")):
+        raise _Unwritable(f"the number {token} is out of range")
+    return value
+
+
 def _args(raw: Any, at: str) -> Any:
+    """A call's arguments: the JSON in an argument string, read as strictly as the log itself
+    (errors name the log's own JSON pointer); a string that is not JSON is kept as text."""
     value = raw
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
+            value = json.loads(raw, object_pairs_hook=_strict_object, parse_float=_finite, parse_constant=_not_json)
         except RecursionError:
             raise InputError(f"{at}: nested more than {MAX_ARGS_DEPTH} levels deep") from None
+        except _Duplicate as exc:
+            raise InputError(f"{at}: duplicate key {exc.args[0]!r} in the arguments JSON") from None
+        except _Unwritable as exc:
+            raise InputError(f"{at}: {exc.args[0]} in the arguments JSON") from None
         except ValueError:
-            return raw  # not JSON: kept as the text it is
+            return raw  # not JSON (NaN included): kept as the text it is
     if _depth(value) > MAX_ARGS_DEPTH:
         raise InputError(f"{at}: nested more than {MAX_ARGS_DEPTH} levels deep")
+    if _has_surrogate(value):
+        raise InputError(f"{at}: a lone surrogate in the arguments JSON: the text is not valid Unicode")
     return value
+
+
+def _not_json(token: str) -> Any:
+    raise ValueError(token)
+
+
+def _has_surrogate(value: Any) -> bool:
+    """A text in parsed arguments holding a lone surrogate (`\\ud800` escaped inside the string)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if any("\ud800" <= c <= "\udfff" for c in item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _depth(value: Any) -> int:

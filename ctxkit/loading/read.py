@@ -23,7 +23,7 @@ from ctxkit.loading.refs import FloatTexts, build_fixture, template_problems
 from ctxkit.loading.schema import JsonPath, line_column, load_schema, pointer, problem, validate_document
 from ctxkit.loading.yaml_text import parse_yaml
 
-__all__ = ["load_fixture", "load_schema", "load_templates_file", "parse_size"]
+__all__ = ["load_fixture", "load_schema", "load_templates_file", "parse_json", "parse_size"]
 
 _SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 _SIZE = re.compile(r"\s*(\d{1,19})\s*(?:([kmg])(?:i?b)?|b)?\s*", re.IGNORECASE)
@@ -130,6 +130,14 @@ def parse_document(source: str, text: str, floats: FloatTexts, *, max_size: int 
             pass  # it looks like JSON: JSON's complaint is the useful one
         location = f"{json_error.lineno}:{json_error.colno}"
         raise InputError(problem(source, location, json_error.msg)) from None
+
+
+def parse_json(source: str, text: str, floats: FloatTexts) -> Any:
+    """Strict JSON only (no YAML fallback): a syntax error is located by line:column."""
+    try:
+        return _parse_json(source, text, floats)
+    except json.JSONDecodeError as exc:
+        raise InputError(problem(source, f"{exc.lineno}:{exc.colno}", f"not JSON: {exc.msg}")) from None
 
 
 class _DuplicateKey(Exception):
