@@ -84,3 +84,18 @@ def tool_calls(
         call["response"] = draw(response)
         calls.append(call)
     return calls
+
+
+def bench_history(n: int) -> dict[str, Any]:
+    """The benchmark generator's `history(n)` (benchmarks/generate.py) at its seed: n messages of
+    a long chat with tool loops, as the replay and report benchmarks use."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_generate", Path(__file__).resolve().parent.parent / "benchmarks" / "generate.py"
+    )
+    assert spec is not None and spec.loader is not None
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    history: dict[str, Any] = generate.history(n, generate.SEED)
+    return history

@@ -492,3 +492,51 @@ def test_r_rpl_3_bad_at_exits_2_located(tmp_path: Path) -> None:
 def test_r_rpl_8_table_shows_writes_for_anthropic_only() -> None:
     assert " write " in ctxkit("replay", str(REPLAY / "lookback.yaml")).out
     assert " write " not in ctxkit("replay", str(REPLAY / "append.yaml")).out
+
+
+def test_r_asm_9_a_replay_warns_once_per_kind_with_a_count(tmp_path: Path) -> None:
+    """Issue 19 item 7: many calls over the window give one warning that names the first call,
+    counts the others and names the largest excess; checked against the calls' own prompt tokens
+    (R-RPL-4: the same sum as `wire_tokens`)."""
+    import json
+    import re
+
+    from .helpers import bench_history
+
+    fixture = tmp_path / "h.json"
+    fixture.write_text(json.dumps(bench_history(150)), encoding="utf-8")
+    r = ctxkit("replay", str(fixture), "--max-input-tokens", "4000", "--format", "json")
+    calls = json.loads(r.out)["calls"]
+    over = [(c["index"], c["label"], c["prompt_tokens"] - 4000) for c in calls if c["prompt_tokens"] > 4000]
+    assert len(over) > 5
+    lines = r.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: call {over[0][0]} ({over[0][1]}): the request as sent")
+    worst = max(over, key=lambda o: o[2])  # the first of the largest
+    m = re.search(
+        r"; ([\d,]+) more calls too, the most ([\d,]+) tokens over the window at call (\d+) \((.+)\)$", lines[0]
+    )
+    assert m is not None
+    assert (int(m[1].replace(",", "")), int(m[2].replace(",", "")), int(m[3]), m[4]) == (
+        len(over) - 1,
+        worst[2],
+        worst[0],
+        worst[1],
+    )
+
+
+def test_replay_warnings_about_the_fixture_are_said_once_and_about_calls_counted() -> None:
+    from ctxkit.replay.warned import Warned
+
+    w = Warned(["times go backwards (R-RPL-3)"])
+    for i in range(3):
+        w.add(i, f"m{i}", "no `now`: the date comes from the real clock (R-SYS-2)")  # the same on every call
+        w.add(i, f"m{i}", f"{i + 1} forgotten file(s) were left out (R-FILE-3)")  # about each call
+    w.add(5, "m5", "a request 10 over the window (R-ASM-9)", over=10)
+    w.note("no price is known for house-model-7")
+    assert w.texts() == (
+        "times go backwards (R-RPL-3)",
+        "no `now`: the date comes from the real clock (R-SYS-2)",
+        "call 0 (m0): 1 forgotten file(s) were left out (R-FILE-3); and 2 more calls like it",
+        "call 5 (m5): a request 10 over the window (R-ASM-9)",
+        "no price is known for house-model-7",
+    )

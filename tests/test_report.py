@@ -17,7 +17,7 @@ from ctxkit.reports.explain import rows as explain_rows
 from ctxkit.reports.html import render, seatmap, view
 
 from .conftest import FIXTURES, GALLERY, ctxkit
-from .helpers import assembled_or_skip
+from .helpers import assembled_or_skip, bench_history
 
 HOSTILE = """\
 name: "<script>window.__ctxkit_pwned = 1</script> hostile"
@@ -307,7 +307,8 @@ def test_r_html_2_replay_section_has_a_bar_and_a_row_per_call_and_marks_breaks()
 
 
 def test_r_html_2_replay_call_seat_maps_round_trip_through_the_data_block():
-    """Each call's blocks are stored as a delta on the previous call's; rebuilt, they are the call's."""
+    """Each call's blocks are stored as runs of the previous call's and new blocks; rebuilt, they
+    are the call's, and the runs store less than half the blocks (truncation included)."""
     from ctxkit.replay.driver import replay
     from ctxkit.reports.html import calls
 
@@ -322,12 +323,88 @@ def test_r_html_2_replay_call_seat_maps_round_trip_through_the_data_block():
     assert len(done.calls) == len(expected) > 20
     labels = sorted(collected.labels, key=collected.labels.__getitem__)
     blocks: list[list[int]] = []
-    for c, want in zip(collected.calls, expected, strict=True):
-        blocks = blocks[: c["k"]] + c["b"]
+    for n, (c, want) in enumerate(zip(collected.calls, expected, strict=True)):
+        assert c["i"] == n
+        blocks = calls.undelta(blocks, c["d"])
         assert [labels[b[0]] for b in blocks] == want
-    assert sum(len(c["b"]) for c in collected.calls) < sum(len(e) for e in expected) / 2
+    new_blocks = sum(1 for c in collected.calls for op in c["d"] if op[0] >= 0)
+    assert new_blocks < sum(len(e) for e in expected) / 2
     block = json.loads(calls.build({"calls": [], "max_input_tokens": 1, "totals": {}}, calls.Collector()).data_block)
     assert block["calls"] == []
+
+
+def test_r_html_2_replay_delta_copies_the_runs_truncation_leaves():
+    """A window that lost its oldest blocks and gained new ones is two runs and the new blocks."""
+    from ctxkit.reports.html import calls
+
+    before = [[0, 1, 5], [1, 2, 9], [2, 2, 9], [3, 2, 4], [4, 6, 1]]
+    after = [[0, 1, 5], [2, 2, 9], [3, 2, 4], [5, 2, 7], [4, 6, 1]]
+    delta = calls._delta(before, after)
+    assert delta == [[-1, 1], [-3, 2], [5, 2, 7], [-5, 1]]
+    assert calls.undelta(before, delta) == after
+    assert calls._delta([], after) == after
+
+
+def test_r_html_3_a_long_replay_is_drawn_as_groups_each_its_last_call_and_worst_break(monkeypatch):
+    """Beyond SHOWN_MAX calls, each bar and table row is the last call of a group of consecutive
+    calls, its marker the group's worst break; the chosen call's blocks are still exact."""
+    from ctxkit.replay.driver import replay
+    from ctxkit.reports.html import calls
+    from ctxkit.reports.replay import report as replay_report
+
+    monkeypatch.setattr(calls, "SHOWN_MAX", 7)
+    fixture = load_fixture(str(REPLAY))
+    expected: dict[int, list[str]] = {}
+    total = len(replay(fixture).calls)
+    collected = calls.Collector(total)
+    assert collected.indices is not None and len(collected.indices) == 7 and collected.indices[-1] == total - 1
+
+    def both(index, call, result):
+        collected(index, call, result)
+        expected[index] = [b.label for b in view.payload_blocks(result)]
+
+    data = replay_report(replay(fixture, on_call=both))
+    cv = calls.build(data, collected)
+    assert [b.index for b in cv.bars] == [c["index"] for c in cv.rows] == collected.indices
+    assert cv.grouped == max(b - a for a, b in zip([-1, *collected.indices], collected.indices, strict=False))
+    first = 0
+    for bar, end in zip(cv.bars, collected.indices, strict=True):
+        group = data["calls"][first : end + 1]
+        broken = [c for c in group if c["cause"] not in ("append", "first_call")]
+        worst = max(broken, key=lambda c: c["lost_tokens"], default=None)
+        assert bar.cause == (worst["cause"] if worst else None)
+        if len(group) > 1:
+            assert bar.title.startswith(f"calls {first}–{end}: {len(broken)} break")
+        first = end + 1
+    block = json.loads(cv.data_block)
+    labels = block["labels"]
+    blocks: list[list[int]] = []
+    for c in block["calls"]:
+        blocks = calls.undelta(blocks, c["d"])
+        assert [labels[b[0]] for b in blocks] == expected[c["i"]]
+
+
+def test_r_html_3_a_replay_of_over_a_thousand_calls_gives_a_small_page_and_one_window_warning(tmp_path):
+    """Issue 19 item 7: about 740 calls at an 8,000-token window, hundreds of them over the window
+    (R-ASM-9): one warning line naming the first and counting the rest; the page draws SHOWN_MAX
+    groups and stays far under 5 MB."""
+    from ctxkit.reports.html import calls
+
+    fixture = tmp_path / "session.json"
+    fixture.write_text(json.dumps(bench_history(1200)), encoding="utf-8")
+    out = tmp_path / "session.html"
+    r = ctxkit("report", str(fixture), "-o", str(out), "--replay", "--max-input-tokens", "8000")
+    over = [line for line in r.err.splitlines() if "(R-ASM-9)" in line]
+    assert len(over) == 1 and re.search(
+        r"; [\d,]+ more calls too, the most [\d,]+ tokens over the window at call", over[0]
+    )
+    page = out.read_text(encoding="utf-8")
+    assert len(page.encode()) < 2_500_000
+    p = parse(page)
+    assert len([a for t, a in p.tags if t == "g" and a.get("class") == "call"]) == calls.SHOWN_MAX
+    assert len([a for t, a in p.tags if t == "tr" and "data-call" in a]) == calls.SHOWN_MAX
+    assert "calls: the chart and this table draw one call of each group" in page
+    assert page.count("(R-ASM-9)") == 1  # the warning, once, at the top
 
 
 def test_r_html_1_replay_data_block_cannot_close_its_script(tmp_path):

@@ -19,7 +19,8 @@ from ctxkit.assembly.pipeline import run
 from ctxkit.loading.read import load_fixture
 
 from . import browser
-from .conftest import FIXTURES, ROOT, ctxkit
+from .conftest import FIXTURES, ctxkit
+from .helpers import bench_history
 from .test_report import HEAD, HOSTILE
 
 _missing = browser.missing()
@@ -199,24 +200,12 @@ def test_r_html_3_rule_failure_page_opens_clean(tmp_path, open_report):
     assert opened.console_errors == [] and opened.requests == []
 
 
-def _generator() -> Any:
-    """benchmarks/generate.py, the benchmark fixtures' generator."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_generate", ROOT / "benchmarks" / "generate.py")
-    assert spec is not None and spec.loader is not None
-    generate = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generate)
-    return generate
-
-
 @pytest.fixture(scope="module")
 def large_report(tmp_path_factory) -> Path:
     """The 20,000-message benchmark fixture (benchmarks/generate.py), as a report."""
-    generate = _generator()
     folder: Path = tmp_path_factory.mktemp("large")
     fixture = folder / "history-20000.json"
-    fixture.write_text(json.dumps(generate.history(20_000, generate.SEED)), encoding="utf-8")
+    fixture.write_text(json.dumps(bench_history(20_000)), encoding="utf-8")
     out = folder / "history-20000.html"
     ctxkit("report", str(fixture), "-o", str(out))
     return out
@@ -272,9 +261,8 @@ def test_r_html_4_replay_choosing_a_call_shows_its_seat_map(tmp_path, open_repor
 
 
 def test_r_html_3_a_500_call_replay_report_is_small_and_light(tmp_path, open_report):
-    generate = _generator()
     fixture = tmp_path / "session.json"
-    fixture.write_text(json.dumps(generate.history(820, generate.SEED)), encoding="utf-8")
+    fixture.write_text(json.dumps(bench_history(820)), encoding="utf-8")
     out = report(tmp_path, fixture, "--replay")
     assert out.stat().st_size < 5_000_000
     opened = open_report(out)

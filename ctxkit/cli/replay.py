@@ -8,7 +8,6 @@ A log of recorded traffic instead of a fixture goes to `cli/logreplay.py` (R-LOG
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import click
 from ctxkit.cli import cli, logreplay
 from ctxkit.cli.logreplay import log_format_option, skip_bad_option
 from ctxkit.cli.options import assembly_options, build_options, echo, format_option, load, warn
+from ctxkit.cli.progress import progress
 from ctxkit.errors import InputError
 from ctxkit.loading.traffic import Log
 
@@ -88,20 +88,16 @@ def replay(
     total = count_calls(loaded, options)
     first, stop = parse_calls(calls_range, total)
     bodies: dict[int, str] = {}
-    bar = click.progressbar(length=total, label="replay", file=sys.stderr) if sys.stderr.isatty() else None
 
-    def on_call(index: int, call: Any, result: Any) -> None:
-        if payloads is not None:
-            body = result.payload.body
-            bodies[index] = dumps(body if raw else shorten_images(body, result.payload.prepared.image_b64))
-        if bar is not None:
-            bar.update(1)
+    with progress(total, "replay") as step:
 
-    try:
+        def on_call(index: int, call: Any, result: Any) -> None:
+            if payloads is not None:
+                body = result.payload.body
+                bodies[index] = dumps(body if raw else shorten_images(body, result.payload.prepared.image_b64))
+            step()
+
         done = run_replay(loaded, options, compress_as=tokens, on_call=on_call)
-    finally:
-        if bar is not None:
-            bar.render_finish()
     for w in done.warnings:
         warn(w)
     if payloads is not None:

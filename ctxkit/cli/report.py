@@ -74,12 +74,20 @@ def _page(fixture: str, kw: dict[str, Any], *, with_replay: bool) -> tuple[str, 
 
 def _replay(loaded: Any, options: Any, warnings: list[str]) -> Any:
     """Every call of the conversation (R-RPL), with each call's blocks for its seat map."""
-    from ctxkit.replay.driver import replay
+    from ctxkit.cli.progress import progress
+    from ctxkit.replay.driver import count_calls, replay
     from ctxkit.reports.html import calls
     from ctxkit.reports.replay import report as replay_report
 
-    collected = calls.Collector()
-    done = replay(loaded, options, on_call=collected)
+    total = count_calls(loaded, options)
+    collected = calls.Collector(total)
+    with progress(total, "replay") as step:
+
+        def on_call(index: int, call: Any, result: Any) -> None:
+            collected(index, call, result)
+            step()
+
+        done = replay(loaded, options, on_call=on_call)
     warnings.extend(w for w in done.warnings if w not in warnings)
     return calls.build(replay_report(done), collected)
 

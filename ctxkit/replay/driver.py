@@ -23,6 +23,7 @@ from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
 from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Call, Output, Planner
 from ctxkit.replay.cost import Pricer
+from ctxkit.replay.warned import OVER_WINDOW, Warned
 from ctxkit.translate.items import ItemMemo, prompt_items, prompt_tokens
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     prompt_cache = cache.Cache(rules)
     pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices)
     ancestry = breaks.Ancestry(fixture)
-    warnings = dict.fromkeys(planner.warnings())  # an ordered set: a call's warning is tested in O(1)
+    warned = Warned(planner.warnings())
     views: dict[int, breaks.View] = {}
     rows: list[CallRow] = []
     shared = Shared()  # each stored message converted once for all calls (R-RPL-9)
@@ -103,8 +104,8 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         items = prompt_items(result.payload, meter=result.assembly.meter, memo=memo)
         prompt = prompt_tokens(items)
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
-        for w in result.warnings:  # R-ASM-9's over-the-window warning is about this call: say which
-            warnings.setdefault(f"call {index} ({call.label}): {w}" if "(R-ASM-9)" in w else w)
+        for w in result.warnings:  # one per kind: R-ASM-9's names the first call and counts the rest
+            warned.add(index, call.label, w, result.over_window_tokens() if OVER_WINDOW in w else 0)
         keys = tuple(item.key for item in items)
         hit = prompt_cache.add(items, call.clock, keys)
         view, dropped = breaks.view(result, items, keys, call.user.id)
@@ -143,7 +144,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         if on_call is not None:
             on_call(index, call, result)
     if (note := pricer.warning()) is not None:
-        warnings[note] = None
+        warned.note(note)
     return Replay(
         fixture.source,
         fixture.name,
@@ -152,7 +153,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         eff.max_input_tokens,
         rules,
         tuple(rows),
-        tuple(warnings),
+        warned.texts(),
     )
 
 

@@ -1,10 +1,13 @@
 """The replay part of the report (R-HTML-2 f): the calls over time, as values the template draws.
 
 Input: the replay's JSON report (`reports.replay.report`) and, per call, the blocks of its
-payload (`Collector`, the replay's `on_call`). Output: `CallsView` — one stacked bar per call
-(cached / written / uncached prompt tokens) with its break marked, the cumulative cost with
-and without the cache as polylines, and a compact data block from which the page's script
-draws a chosen call's seat map (the same flow as `seatmap.layout`).
+payload (`Collector`, the replay's `on_call`). Output: `CallsView` — one stacked bar and one
+table row per call (cached / written / uncached prompt tokens) with its break marked, the
+cumulative cost with and without the cache as polylines, and a compact data block from which
+the page's script draws a chosen call's seat map (the same flow as `seatmap.layout`). A replay
+of more than `SHOWN_MAX` calls is drawn as that many groups of consecutive calls: each bar and
+row is the group's last call, its marker the group's worst break, so the page stays small
+(R-HTML-3) however long the conversation.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ class Bar:
 class CallsView:
     data: dict[str, Any]
     bars: tuple[Bar, ...]
+    rows: tuple[dict[str, Any], ...]  # the calls of the table: one per bar
+    grouped: int | None  # calls per bar at most, when they are drawn in groups (`shown`)
     top: float
     height: float
     scale_max: int
@@ -48,17 +53,34 @@ class CallsView:
     data_block: str  # JSON for the script, `<` `>` `&` escaped
 
 
-class Collector:
-    """`on_call` for the replay driver: each call's payload blocks in a compact form."""
+SHOWN_MAX = 600  # more calls than this are drawn as this many groups (R-HTML-3: a page under 5 MB)
 
-    def __init__(self) -> None:
+
+def shown(total: int) -> list[int]:
+    """The calls the page draws, ascending: all of them up to SHOWN_MAX; beyond, the last call of
+    each of SHOWN_MAX groups of consecutive calls (the fixture's own call included)."""
+    if total <= SHOWN_MAX:
+        return list(range(total))
+    return [(g + 1) * total // SHOWN_MAX - 1 for g in range(SHOWN_MAX)]
+
+
+class Collector:
+    """`on_call` for the replay driver: the payload blocks of each call the page draws, compactly.
+
+    `total` (the replay's number of calls) chooses the calls drawn (`shown`); without it, all."""
+
+    def __init__(self, total: int | None = None) -> None:
         self.labels: dict[str, int] = {}
         self.calls: list[dict[str, Any]] = []
+        self.indices: list[int] | None = shown(total) if total is not None else None
+        self._wanted = frozenset(self.indices) if self.indices is not None else None
         self._previous: list[list[int]] = []
 
     def __call__(self, index: int, call: Any, result: Any) -> None:
         from ctxkit.reports.html.view import payload_blocks
 
+        if self._wanted is not None and index not in self._wanted:
+            return
         blocks = []
         for b in payload_blocks(result):
             number = self.labels.setdefault(b.label, len(self.labels))
@@ -66,15 +88,45 @@ class Collector:
             for p in b.parts:
                 flat += [SEGMENTS.index(p.segment) if p.segment in SEGMENTS else 1, p.tokens]
             blocks.append(flat)
-        # Stored as a delta: `k` blocks equal to the previous call's, then the rest (a conversation
-        # mostly grows at its end, so 500 calls of a long session stay small).
-        k = 0
-        for mine, theirs in zip(blocks, self._previous, strict=False):
-            if mine != theirs:
-                break
-            k += 1
+        delta = _delta(self._previous, blocks)
         self._previous = blocks
-        self.calls.append({"k": k, "b": blocks[k:], "a": result.assembly.available, "n": _left_out(result)})
+        self.calls.append({"i": index, "d": delta, "a": result.assembly.available, "n": _left_out(result)})
+
+
+def _delta(previous: list[list[int]], blocks: list[list[int]]) -> list[list[int]]:
+    """`blocks` as runs copied from the previous drawn call's and new blocks.
+
+    A run is `[-1 - start, length]` (a block starts with its label's number, never negative): a
+    conversation grows at its end and truncation drops from its start, so consecutive calls share
+    long runs, and a call costs the page what changed, not its window."""
+    first: dict[tuple[int, ...], int] = {}
+    for n, b in enumerate(previous):
+        first.setdefault(tuple(b), n)
+    out: list[list[int]] = []
+    i = 0
+    while i < len(blocks):
+        start = first.get(tuple(blocks[i]))
+        if start is None:
+            out.append(blocks[i])
+            i += 1
+            continue
+        n = 1
+        while i + n < len(blocks) and start + n < len(previous) and blocks[i + n] == previous[start + n]:
+            n += 1
+        out.append([-1 - start, n])
+        i += n
+    return out
+
+
+def undelta(previous: list[list[int]], delta: list[list[int]]) -> list[list[int]]:
+    """`_delta` undone (the page's script does the same)."""
+    out: list[list[int]] = []
+    for op in delta:
+        if op[0] < 0:
+            out += previous[-1 - op[0] : -1 - op[0] + op[1]]
+        else:
+            out.append(op)
+    return out
 
 
 def _left_out(result: Any) -> str:
@@ -91,18 +143,43 @@ def _left_out(result: Any) -> str:
     return "not sent: " + ", ".join(f"{n:,} {fate}" for fate, n in sorted(fates.items()))
 
 
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Consecutive calls drawn as one bar and one table row: the last of them (`call`)."""
+
+    first: int
+    call: dict[str, Any]  # the call drawn
+    worst: dict[str, Any] | None  # the break that lost most tokens among them
+    breaks: int
+    size: int
+
+
+def groups(calls: list[dict[str, Any]], indices: list[int] | None) -> list[Group]:
+    out: list[Group] = []
+    first = 0
+    for end in indices if indices is not None else range(len(calls)):
+        run = calls[first : end + 1]
+        broken = [c for c in run if c["cause"] not in HEALTHY]
+        worst = min(broken, key=lambda c: (-c["lost_tokens"], c["index"])) if broken else None
+        out.append(Group(first, calls[end], worst, len(broken), len(run)))
+        first = end + 1
+    return out
+
+
 def build(data: dict[str, Any], collected: Collector) -> CallsView:
     calls = data["calls"]
-    n = len(calls)
+    drawn = groups(calls, collected.indices)
+    n = len(drawn)
     step = WIDTH / n if n else WIDTH
     gap = step * 0.2 if step >= 4 else 0.0
-    top_prompt = max((c["prompt_tokens"] for c in calls), default=0) or 1
+    top_prompt = max((g.call["prompt_tokens"] for g in drawn), default=0) or 1
     scale = CHART_HEIGHT / top_prompt
-    breaks = [c for c in calls if c["cause"] not in HEALTHY]
-    named = {c["index"] for c in breaks} if step >= 14 else _largest(breaks)
+    marked = [g.worst for g in drawn if g.worst is not None]
+    named = {c["index"] for c in marked} if step >= 14 else _largest(marked)
     bars = []
-    for c in calls:
-        x = c["index"] * step + gap / 2
+    for position, g in enumerate(drawn):
+        c = g.call
+        x = position * step + gap / 2
         written = c["cache_write_tokens"]
         uncached = c["prompt_tokens"] - c["cached_tokens"] - written
         pieces = []
@@ -112,20 +189,33 @@ def build(data: dict[str, Any], collected: Collector) -> CallsView:
             if h > 0:
                 y -= h
                 pieces.append((kind, Rect(x, y, step - gap, h)))
-        cause = c["cause"] if c["cause"] not in HEALTHY else None
-        bars.append(Bar(c["index"], x, step - gap, tuple(pieces), _title(c), cause, c["index"] in named))
-    with_cache, without = _cost_lines(calls, step)
+        cause = g.worst["cause"] if g.worst is not None else None
+        named_here = g.worst is not None and g.worst["index"] in named
+        bars.append(Bar(c["index"], x, step - gap, tuple(pieces), _group_title(g), cause, named_here))
+    with_cache, without = _cost_lines(calls, drawn, step)
     return CallsView(
         data=data,
         bars=tuple(bars),
+        rows=tuple(g.call for g in drawn),
+        grouped=max((g.size for g in drawn), default=1) if len(drawn) < len(calls) else None,
         top=CHART_TOP,
         height=CHART_TOP + CHART_HEIGHT,
         scale_max=top_prompt,
         cost_with=with_cache[0] if with_cache else None,
         cost_without=without[0] if without else None,
         cost_max=without[1] if without else None,
-        data_block=_data_block(data, collected),
+        data_block=_data_block(data, collected, drawn),
     )
+
+
+def _group_title(g: Group) -> str:
+    if g.size == 1:
+        return _title(g.call)
+    text = f"calls {g.first}–{g.call['index']}: {g.breaks:,} break{'s' if g.breaks != 1 else ''}"
+    if g.worst is not None:
+        text += f", the worst at call {g.worst['index']}: {g.worst['cause']} ({g.worst['rule']})"
+        text += f", lost {g.worst['lost_tokens']:,}"
+    return f"{text}; drawn: {_title(g.call)}"
 
 
 def _largest(breaks: list[dict[str, Any]]) -> set[int]:
@@ -150,8 +240,9 @@ def _title(c: dict[str, Any]) -> str:
     return text
 
 
-def _cost_lines(calls: list[dict[str, Any]], step: float) -> tuple[tuple[str, float] | None, ...]:
-    """Cumulative cost with and without the cache: (polyline points, total), None when a cost is unknown."""
+def _cost_lines(calls: list[dict[str, Any]], drawn: list[Group], step: float) -> tuple[tuple[str, float] | None, ...]:
+    """Cumulative cost with and without the cache at each drawn call: (polyline points, total),
+    None when a cost is unknown."""
     sums: dict[str, list[float]] = {}
     for key in ("cost", "cost_without_cache"):
         if calls and all(c[key] is not None for c in calls):
@@ -159,7 +250,7 @@ def _cost_lines(calls: list[dict[str, Any]], step: float) -> tuple[tuple[str, fl
             for c in calls:
                 total += c[key]
                 acc.append(total)
-            sums[key] = acc
+            sums[key] = [acc[g.call["index"]] for g in drawn]
     top = max((acc[-1] for acc in sums.values()), default=0.0) or 1.0
 
     def line(key: str) -> tuple[str, float] | None:
@@ -173,9 +264,9 @@ def _cost_lines(calls: list[dict[str, Any]], step: float) -> tuple[tuple[str, fl
     return line("cost"), line("cost_without_cache")
 
 
-def _data_block(data: dict[str, Any], collected: Collector) -> str:
+def _data_block(data: dict[str, Any], collected: Collector, drawn: list[Group]) -> str:
     labels = sorted(collected.labels, key=collected.labels.__getitem__)
-    titles = [_title(c) for c in data["calls"]]
+    titles = [_title(g.call) for g in drawn]
     doc = {
         "segments": SEGMENTS,
         "labels": labels,

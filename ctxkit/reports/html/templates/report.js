@@ -84,15 +84,22 @@
     if (cls) { e.setAttribute("class", cls); }
     return e;
   }
-  function blocksOf(i) {
+  var position = {};  /* a call's index -> its place among the drawn calls */
+  replay.calls.forEach(function (c, p) { position[c.i] = p; });
+  function blocksOf(p) {
+    /* each drawn call: runs [-1 - start, length] of the previous drawn call's blocks, and new blocks */
     var blocks = [];
-    for (var j = 0; j <= i; j++) {
-      blocks = blocks.slice(0, replay.calls[j].k).concat(replay.calls[j].b);
+    for (var j = 0; j <= p; j++) {
+      var next = [];
+      replay.calls[j].d.forEach(function (op) {
+        if (op[0] < 0) { next = next.concat(blocks.slice(-1 - op[0], -1 - op[0] + op[1])); } else { next.push(op); }
+      });
+      blocks = next;
     }
     return blocks;
   }
   function choose(i) {
-    var c = replay.calls[i];
+    var p = position[i], c = replay.calls[p];
     if (!c) { return; }
     doc.querySelectorAll(".call.sel, tr.sel").forEach(function (n) { n.classList.remove("sel"); });
     var bar = doc.getElementById("call-" + i), row = doc.getElementById("row-" + i);
@@ -106,7 +113,7 @@
     var win = el("g", "window");
     svg.appendChild(win);
     var pos = 0, used = 0;
-    blocksOf(i).forEach(function (b, n) {
+    blocksOf(p).forEach(function (b, n) {
       var g = el("g", "blk");
       g.setAttribute("tabindex", "0");
       g.setAttribute("role", "img");
@@ -140,5 +147,5 @@
   doc.querySelectorAll("tr[data-call]").forEach(function (tr) {
     tr.addEventListener("click", function () { choose(Number(tr.getAttribute("data-call"))); });
   });
-  choose(replay.calls.length - 1);
+  if (replay.calls.length) { choose(replay.calls[replay.calls.length - 1].i); }
 })();
