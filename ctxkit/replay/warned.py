@@ -63,5 +63,5 @@ def _text(k: _Kind) -> str:
         return text
     more = plural(k.calls - 1, "more call", grouped=True)
     if OVER_WINDOW in k.first:
-        return f"{text}; {more} too, the most {k.over:,} tokens over the window at {k.worst}"
+        return f"{text}; {more} too, the most {plural(k.over, 'token', grouped=True)} over the window at {k.worst}"
     return f"{text}; and {more} like it"
