@@ -58,7 +58,8 @@ def prompt_part(body: dict[str, Any]) -> dict[str, Any]:
 
 def equivalent(dialect: str, body: dict[str, Any]) -> dict[str, Any]:
     """The same request in one spelling: text given as a string becomes the one text block
-    (Anthropic `system` and message content; OpenAI content) the provider reads it as."""
+    (Anthropic `system`, message and tool-result content; OpenAI content) the provider reads
+    it as, and an OpenAI assistant message's empty or missing content is null."""
     out = dict(body)
     if dialect == "anthropic":
         if isinstance(out.get("system"), str):
@@ -70,12 +71,23 @@ def equivalent(dialect: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _blocks(m: Any) -> Any:
-    if isinstance(m, dict) and isinstance(m.get("content"), str):
+    if not isinstance(m, dict):
+        return m
+    if isinstance(m.get("content"), str):
         return {**m, "content": [{"type": "text", "text": m["content"]}]}
+    if isinstance(m.get("content"), list):
+        return {
+            **m,
+            "content": [
+                _blocks(b) if isinstance(b, dict) and b.get("type") == "tool_result" else b for b in m["content"]
+            ],
+        }
     return m
 
 
 def _joined(m: Any) -> Any:
+    if isinstance(m, dict) and m.get("role") == "assistant" and not m.get("content"):
+        return {**m, "content": None}
     parts = m.get("content") if isinstance(m, dict) else None
     if isinstance(parts, list) and len(parts) == 1 and isinstance(parts[0], dict) and parts[0].get("type") == "text":
         return {**m, "content": parts[0].get("text")}
@@ -109,7 +121,8 @@ def one(dialect: str, request: dict[str, Any]) -> dict[str, Any]:
     from ctxkit.loading.importer import build
     from ctxkit.loading.read import load_fixture
     from ctxkit.loading.write import yaml_text
-    from ctxkit.translate import Payload, items
+    from ctxkit.translate import items
+    from ctxkit.translate.sent import body_payload
 
     model = request.get("model")
     window = None if model and models.lookup(dialect, str(model)) else UNKNOWN_MODEL_WINDOW
@@ -123,12 +136,9 @@ def one(dialect: str, request: dict[str, Any]) -> dict[str, Any]:
     assembled = result.wire_tokens()
     body = result.payload.body
     try:
-        logged = items.wire_tokens(
-            Payload(result.payload.provider, equivalent(dialect, request), result.payload.prepared),
-            meter=result.assembly.meter,
-        )
-    except (KeyError, TypeError, AttributeError):
-        logged = None  # a part the count cannot read (an image not carried over, a malformed part)
+        logged = items.wire_tokens(body_payload(dialect, request), meter=result.assembly.meter)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        logged = None  # a part the count cannot read (a malformed part)
     same = prompt_part(request) == prompt_part(body)
     wanted = prompt_part(equivalent(dialect, request))
     if "model" not in request:  # the fixture needs a model; the log named none

@@ -169,6 +169,39 @@ def test_r_fix_7_a_field_ctxkit_builds_is_refused(tmp_path):
     )
 
 
+def test_r_fix_7_tool_definition_fields_are_sent_again():
+    """OpenAI's `strict` inside `function`, an Anthropic server tool's `type` (and no made-up
+    input schema for it), a definition's `cache_control`: all as logged."""
+    strict = {"name": "f", "parameters": {"type": "object"}, "strict": True}
+    body: dict[str, Any] = {
+        "model": "gpt-4o",
+        "tools": [{"type": "function", "function": strict}],
+        "messages": [{"role": "user", "content": "q"}],
+    }
+    assert assembled(body) == body
+    server = {"type": "web_search_20250305", "name": "web_search", "max_uses": 2}
+    own = {"name": "g", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}}
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 9,
+        "tools": [server, own],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]}],
+    }
+    assert assembled(body, "anthropic") == body
+
+
+def test_r_fix_7_a_definition_field_ctxkit_builds_is_refused(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text(
+        "ctxkit: 1\nmodel: {provider: openai, name: gpt-4o}\n"
+        "tools: [{name: f, request_fields: {strict: true, parameters: {}}}]\n"
+        "messages: [{id: m1, role: user, text: hi}]\n",
+        encoding="utf-8",
+    )
+    r = ctxkit("assemble", str(path), expect=2)
+    assert r.err == f"error: {path}:/tools/0/request_fields/parameters: ctxkit builds this field itself (R-FIX-7)\n"
+
+
 def test_import_warns_about_anthropic_block_breakpoints(tmp_path):
     """A block's `cache_control` cannot be placed by a fixture: warned, never dropped silently."""
     body = {

@@ -186,6 +186,10 @@ class ToolDef:
     description: str | None = None
     parameters: Any = None  # JSON Schema object, when given
     full: bool = False  # True when given as a definition, not just a name
+    request_fields: tuple[tuple[str, str], ...] = ()  # R-FIX-7: (name, JSON text), sent as written
+
+    def request_field_values(self) -> dict[str, Any]:
+        return {name: json.loads(value) for name, value in self.request_fields}
 
 
 @dataclass(frozen=True, slots=True)

@@ -144,10 +144,10 @@ def _tools(raw: list[Any], dialect: str, losses: Losses) -> list[dict[str, Any]]
     tools: list[dict[str, Any]] = []
     seen: set[str] = set()
     for n, t in enumerate(raw):
-        tool = _tool(t, dialect) if isinstance(t, dict) else None
+        tool = _tool(t, dialect, losses) if isinstance(t, dict) else None
         if tool is None:
             raise InputError(f"/tools/{n}: expected a tool definition with a name")
-        for key in _tool_extras(t, dialect):
+        for key in _tool_wrapper_extras(t, dialect):
             losses.add(f"tool definition field {key!r}")
         if tool["name"] in seen:
             losses.add("repeated tool definition")
@@ -157,27 +157,33 @@ def _tools(raw: list[Any], dialect: str, losses: Losses) -> list[dict[str, Any]]
     return tools
 
 
-def _tool_extras(t: dict[str, Any], dialect: str) -> list[str]:
-    """Fields of a tool definition a fixture's tool does not hold (`strict`, a server tool's `type`, …)."""
-    if dialect == "anthropic":
-        return sorted(set(t) - {"name", "description", "input_schema"})
-    fn = t.get("function", t)
-    outer = sorted(set(t) - {"type", "function"}) if "function" in t else []
-    if "function" in t and t.get("type") != "function":
-        outer.insert(0, "type")
-    return outer + sorted(set(fn) - {"name", "description", "parameters"})
+def _tool_wrapper_extras(t: dict[str, Any], dialect: str) -> list[str]:
+    """Fields of OpenAI's `{"type": "function", "function": …}` wrapper a fixture cannot hold."""
+    if dialect == "anthropic" or "function" not in t:
+        return []
+    outer = sorted(set(t) - {"type", "function"})
+    return ["type", *outer] if t.get("type") != "function" else outer
 
 
-def _tool(t: dict[str, Any], dialect: str) -> dict[str, Any] | None:
+def _tool(t: dict[str, Any], dialect: str, losses: Losses) -> dict[str, Any] | None:
+    """A definition: name, description, parameters, and its other fields (`strict`, a server
+    tool's `type`, `cache_control`, …) as request fields sent again as written (R-FIX-7)."""
     fn = t.get("function", t) if dialect == "openai" else t
     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
         return None
     out: dict[str, Any] = {"name": fn["name"]}
-    if isinstance(fn.get("description"), str):
-        out["description"] = fn["description"]
-    params = fn.get("parameters") if dialect == "openai" else fn.get("input_schema")
-    if isinstance(params, dict):
-        out["parameters"] = params
+    params_key = "parameters" if dialect == "openai" else "input_schema"
+    for key in ("description", params_key):
+        wanted = str if key == "description" else dict
+        if isinstance(fn.get(key), wanted):
+            out["description" if key == "description" else "parameters"] = fn[key]
+        elif key in fn:
+            losses.add(f"tool definition field {key!r} of another type")
+    fields = {k: v for k, v in fn.items() if k not in ("name", "description", params_key)}
+    if dialect == "openai" and fn is t:
+        fields.pop("type", None)  # a flat OpenAI definition
+    if fields:
+        out["request_fields"] = fields
     return out
 
 

@@ -263,6 +263,10 @@ def openai_events(messages: list[Any], losses: Losses | None = None) -> tuple[st
         if images and role != "user":
             losses.add(f"image in a {role} message")
         if role in ("system", "developer"):
+            if events:
+                losses.add(f"{role} message after the conversation started (sent with the system prompt)")
+            elif system:
+                losses.add(f"{role} message after another (joined into one system prompt)")
             system.append(text)
         elif role == "user":
             events.append(Event("user", text, images=images))

@@ -31,6 +31,8 @@ MAX_ARGS_DEPTH = 100  # deeper tool arguments could not be serialized safely lat
 BUILT_FIELDS = frozenset(
     {"model", "messages", "system", "tools", "max_tokens", "contents", "systemInstruction", "stream", "options"}
 )
+# The fields of a tool definition translation builds (under each provider's name for the schema).
+BUILT_TOOL_FIELDS = frozenset({"name", "description", "parameters", "input_schema"})
 _DECIMAL_SETTINGS = ("safety_margin", "compression_trigger_ratio", "recent_messages_ratio", "project_files_max_ratio")
 
 
@@ -197,7 +199,13 @@ def _tool(item: str | dict[str, Any], index: int, found: list[tuple[JsonPath, st
         return domain.ToolDef(name=item)
     if "parameters" in item:
         _check_depth(item["parameters"], ("tools", index, "parameters"), found)
-    return domain.ToolDef(item["name"], item.get("description"), item.get("parameters"), full=True)
+    fields = item.get("request_fields", {})
+    for name in fields:
+        if name in BUILT_TOOL_FIELDS:
+            found.append((("tools", index, "request_fields", name), "ctxkit builds this field itself (R-FIX-7)"))
+    return domain.ToolDef(
+        item["name"], item.get("description"), item.get("parameters"), full=True, request_fields=_json_pairs(fields)
+    )
 
 
 def _check_depth(value: Any, at: JsonPath, found: list[tuple[JsonPath, str]]) -> None:
@@ -302,10 +310,7 @@ def _settings(settings: dict[str, Any], floats: FloatTexts) -> domain.Settings:
         if key in values:
             values[key] = _decimal(values[key], floats)
     values["cache"] = domain.CacheRules(**values.get("cache", {}))
-    fields = values.get("request_fields", {})
-    values["request_fields"] = tuple(
-        (name, json.dumps(value, ensure_ascii=False, sort_keys=False)) for name, value in fields.items()
-    )
+    values["request_fields"] = _json_pairs(values.get("request_fields", {}))
     prices = values.get("prices")
     if prices is not None:
         given = {key: _decimal(value, floats) for key, value in prices.items()}
@@ -313,6 +318,11 @@ def _settings(settings: dict[str, Any], floats: FloatTexts) -> domain.Settings:
         given.setdefault("cache_write", given["input"])
         values["prices"] = domain.Prices(**given)
     return domain.Settings(**values)
+
+
+def _json_pairs(fields: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """R-FIX-7: request fields as (name, JSON text), hashable and frozen like the rest of a fixture."""
+    return tuple((name, json.dumps(value, ensure_ascii=False)) for name, value in fields.items())
 
 
 def _decimal(value: float, floats: FloatTexts) -> Decimal:

@@ -106,7 +106,9 @@ class Prepared:
 
 
 def definitions(a: TranslationInput, params_key: str, default: Any = None) -> list[dict[str, Any]]:
-    """R-TR-9: the fixture's full tool definitions as `{name, description?, <params_key>?}`."""
+    """R-TR-9: the fixture's full tool definitions as `{name, description?, <params_key>?}`, then
+    the definition's request fields as written (R-FIX-7). A definition with a `type` field of
+    its own (a provider's server tool) gets no default schema."""
     out = []
     for t in a.tools:
         if not t.full:
@@ -114,9 +116,11 @@ def definitions(a: TranslationInput, params_key: str, default: Any = None) -> li
         d: dict[str, Any] = {"name": t.name}
         if t.description is not None:
             d["description"] = t.description
-        params = t.parameters if t.parameters is not None else default
+        fields = t.request_field_values() if t.request_fields else {}
+        params = t.parameters if t.parameters is not None or "type" in fields else default
         if params is not None:
             d[params_key] = params
+        d.update(fields)
         out.append(d)
     return out
 
