@@ -45,7 +45,7 @@ SEARCH_TOOLS = [
     {"type": "function", "function": {"name": n, "description": f"{n} tool", "parameters": {"type": "object"}}}
     for n in ("web_search", "open_url", "internal_search")
 ]
-LOGGED_LOOP = {
+LOGGED_LOOP: dict[str, Any] = {
     "model": "gpt-4o",
     "temperature": 0,
     "tools": SEARCH_TOOLS,
@@ -156,15 +156,19 @@ def test_r_fix_7_request_fields_in_a_fixture_are_sent_after_the_built_ones(tmp_p
     assert body["seed_text"] == {"a": [1, 2.5]} and body["tool_choice"] == "none"
 
 
-def test_r_fix_7_a_field_ctxkit_builds_is_refused(tmp_path):
+def _assemble_refused(tmp_path, text: str):
     path = tmp_path / "f.yaml"
-    path.write_text(
+    path.write_text(text, encoding="utf-8")
+    return ctxkit("assemble", str(path), expect=2).err, path
+
+
+def test_r_fix_7_a_field_ctxkit_builds_is_refused(tmp_path):
+    err, path = _assemble_refused(
+        tmp_path,
         "ctxkit: 1\nmodel: {provider: openai, name: gpt-4o}\nsettings: {request_fields: {messages: []}}\n"
         "messages: [{id: m1, role: user, text: hi}]\n",
-        encoding="utf-8",
     )
-    r = ctxkit("assemble", str(path), expect=2)
-    assert r.err == (
+    assert err == (
         f"error: {path}:/settings/request_fields/messages: ctxkit builds this request field itself (R-FIX-7)\n"
     )
 
@@ -191,15 +195,56 @@ def test_r_fix_7_tool_definition_fields_are_sent_again():
 
 
 def test_r_fix_7_a_definition_field_ctxkit_builds_is_refused(tmp_path):
-    path = tmp_path / "f.yaml"
-    path.write_text(
+    err, path = _assemble_refused(
+        tmp_path,
         "ctxkit: 1\nmodel: {provider: openai, name: gpt-4o}\n"
         "tools: [{name: f, request_fields: {strict: true, parameters: {}}}]\n"
         "messages: [{id: m1, role: user, text: hi}]\n",
-        encoding="utf-8",
     )
-    r = ctxkit("assemble", str(path), expect=2)
-    assert r.err == f"error: {path}:/tools/0/request_fields/parameters: ctxkit builds this field itself (R-FIX-7)\n"
+    assert err == f"error: {path}:/tools/0/request_fields/parameters: ctxkit builds this field itself (R-FIX-7)\n"
+
+
+def test_r_fix_7_arguments_come_back_as_the_model_wrote_them():
+    """Compact or ASCII-escaped argument strings (what OpenAI models write) were re-serialised
+    with spaces; import keeps the text as `args_text` when re-serialising would change it."""
+    body = copy.deepcopy(LOGGED_LOOP)
+    body["messages"][1]["tool_calls"][0]["function"]["arguments"] = '{"q":"winner 2022"}'
+    body["messages"][5]["tool_calls"][0]["function"]["arguments"] = '{"q": "caf\\u00e9"}'
+    doc = build(copy.deepcopy(body), None).document
+    assert doc["messages"][1]["tool_calls"][0]["args_text"] == '{"q":"winner 2022"}'
+    default = build(copy.deepcopy(LOGGED_LOOP), None).document  # json.dumps's own spelling needs none
+    assert "args_text" not in default["messages"][1]["tool_calls"][0]
+    assert assembled(body) == prompt_part(body)
+
+
+def test_r_fix_7_args_text_that_is_not_the_args_is_refused(tmp_path):
+    err, path = _assemble_refused(
+        tmp_path,
+        "ctxkit: 1\nmodel: {provider: openai, name: gpt-4o}\nmessages: [{id: m1, role: user, text: hi}]\n"
+        "in_flight:\n- {role: assistant, tool_calls: [{id: c, name: f, args: {a: 1}, args_text: '{\"a\":2}'}]}\n"
+        "- {role: tool, tool_call_id: c, text: r}\n",
+    )
+    assert err == f"error: {path}:/in_flight/0/tool_calls/0/args_text: not the JSON text of `args`\n"
+
+
+def test_r_fix_7_args_text_is_what_the_budget_counts(tmp_path):
+    """The call's tokens are the text as sent: `{"a":1}` is fewer tokens than `{"a": 1}`."""
+    fixture = (
+        "ctxkit: 1\nnow: '2026-01-01T00:00:00Z'\nmodel: {provider: openai, name: gpt-4o}\n"
+        "messages: [{id: m1, role: user, text: hi}]\nin_flight:\n"
+        "- {role: assistant, tool_calls: [{id: c, name: f, args: {alpha: [1, 2, 3]}ARGS}]}\n"
+        "- {role: tool, tool_call_id: c, text: r}\n"
+    )
+    counts = []
+    for extra in ("", ", args_text: '{\"alpha\":[1,2,3]}'"):
+        path = tmp_path / "f.yaml"
+        path.write_text(fixture.replace("ARGS", extra), encoding="utf-8")
+        budget = json.loads(ctxkit("budget", str(path), "--format", "json").out)
+        counts.append(budget["wire_tokens"])
+        body = json.loads(ctxkit("assemble", str(path)).out)
+        sent = body["messages"][-2]["tool_calls"][0]["function"]["arguments"]
+        assert sent == ('{"alpha": [1, 2, 3]}' if not extra else '{"alpha":[1,2,3]}')
+    assert counts[1] < counts[0]
 
 
 def test_import_warns_about_anthropic_block_breakpoints(tmp_path):
@@ -231,7 +276,8 @@ def chat_logs(draw: st.DrawFn) -> dict[str, Any]:
         messages.append({"role": "user", "content": draw(_text)})
         for _ in range(draw(st.integers(0, 2))):
             n += 1
-            args = json.dumps(draw(_args), ensure_ascii=False)
+            compact = draw(st.sampled_from([None, (",", ":")]))  # as frameworks write it, or as models do
+            args = json.dumps(draw(_args), ensure_ascii=draw(st.booleans()), separators=compact)
             messages.append({"role": "assistant", "content": None, "tool_calls": [call(f"c{n}", "web_search", args)]})
             messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": draw(_text)})
         if draw(st.booleans()):

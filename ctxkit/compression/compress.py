@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ctxkit.assembly.assemble import floor_ratio, reserved_tokens
-from ctxkit.counting.measure import Meter, dumps_args
+from ctxkit.counting.measure import Meter, call_args_text
 from ctxkit.errors import InputError, Problem
 from ctxkit.history import tree
 from ctxkit.history.working import Kind, Segment, Working
@@ -160,7 +160,7 @@ def message_tokens(m: StoredMessage, meter: Meter) -> int:
     """R-CMP-1: the message's own text plus its calls' arguments (no files, images, results)."""
     total = m.tokens if m.tokens is not None else meter.text(m.text)
     for c in m.tool_calls:
-        total += c.tokens if c.tokens is not None else meter.text(dumps_args(c.args))
+        total += c.tokens if c.tokens is not None else meter.text(call_args_text(c))
     return total
 
 

@@ -13,7 +13,7 @@ import contextvars
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ctxkit.counting import images as imagelib
 from ctxkit.counting.tokens import get_counter
@@ -52,6 +52,19 @@ def dumps_args(args: Any) -> str:
     return json.dumps(args, ensure_ascii=False)
 
 
+class _WrittenCall(Protocol):
+    @property
+    def args(self) -> Any: ...
+    @property
+    def args_text(self) -> str | None: ...
+
+
+def call_args_text(call: _WrittenCall) -> str:
+    """A call's arguments as sent where a provider takes text: the model's own text when the
+    fixture keeps it (R-FIX-7), else `dumps_args`."""
+    return call.args_text if call.args_text is not None else dumps_args(call.args)
+
+
 class Meter:
     def __init__(self, tokenizer: str, *, supports_images: bool, templates: Templates) -> None:
         self.tokenizer = tokenizer
@@ -79,7 +92,7 @@ class Meter:
         return count
 
     def call(self, call: Call) -> int:
-        return call.tokens if call.tokens is not None else self.text(dumps_args(call.args))
+        return call.tokens if call.tokens is not None else self.text(call_args_text(call))
 
     def image(self, image: Image) -> int:
         if not self.supports_images:

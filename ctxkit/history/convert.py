@@ -299,7 +299,7 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
     placeholder_tokens = fixture.settings.tool_result_placeholder_tokens
     for turn in sorted({c.turn for c in m.tool_calls}):
         group = [(j, c) for j, c in enumerate(m.tool_calls) if c.turn == turn]
-        calls = tuple(Call(c.id, c.name, c.args, c.tokens) for _, c in group)
+        calls = tuple(Call(c.id, c.name, c.args, c.tokens, c.args_text) for _, c in group)
         yield Working(
             message_key(m.id, f"#calls{turn}"),
             Kind.ASSISTANT,
@@ -350,5 +350,5 @@ def _in_flight(m: InFlightMessage) -> Working:
     key = f"in_flight#{m.index}"
     if m.role == "tool":
         return Working(key, Kind.TOOL, m.text, m.tokens, tool_call_id=m.tool_call_id, origin=Origin.IN_FLIGHT)
-    calls = tuple(Call(c.id, c.name, c.args, c.tokens) for c in m.tool_calls)
+    calls = tuple(Call(c.id, c.name, c.args, c.tokens, c.args_text) for c in m.tool_calls)
     return Working(key, Kind.ASSISTANT, m.text, m.tokens, tool_calls=calls, origin=Origin.IN_FLIGHT)

@@ -98,6 +98,7 @@ class Call:
     name: str
     args: Any
     tokens: int | None  # stored count of the arguments; None = count them
+    args_text: str | None = None  # R-FIX-7: the arguments as the model wrote them
 
 
 @dataclass(frozen=True, slots=True)

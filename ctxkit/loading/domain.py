@@ -71,6 +71,7 @@ class ToolCall:
     response: str | None = None
     tokens: int | None = None  # stored count of the arguments
     generated_images: tuple[GeneratedImage, ...] = ()
+    args_text: str | None = None  # R-FIX-7: the arguments as the model wrote them
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +94,7 @@ class InFlightCall:
     name: str
     args: Any
     tokens: int | None = None
+    args_text: str | None = None  # R-FIX-7: the arguments as the model wrote them
 
 
 @dataclass(frozen=True, slots=True)

@@ -230,9 +230,7 @@ def _stored(
                     "turn": 0,
                 }
             turn = pending.pop("turn")
-            pending["tool_calls"] += [
-                {"id": c["id"], "name": c["name"], "args": c["args"], "turn": turn} for c in e.calls
-            ]
+            pending["tool_calls"] += [{**c, "turn": turn} for c in e.calls]
             pending["turn"] = turn + 1
             if e.text:
                 pending["side"].append(e.text)
@@ -303,7 +301,7 @@ def _in_flight(events: list[Event], losses: Losses) -> list[dict[str, Any]]:
                     losses.add("repeated in-flight call id (renamed with a ~N suffix)")
                 used.add(new_id)
                 waiting.setdefault(c["id"], []).append(new_id)
-                calls.append({"id": new_id, "name": c["name"], "args": c["args"]})
+                calls.append({**c, "id": new_id})
             if not calls and not e.text:
                 continue
             m: dict[str, Any] = {"role": "assistant"}

@@ -293,11 +293,12 @@ def _openai_call(c: Any, at: str) -> dict[str, Any]:
         raise InputError(f"{at}: expected a function call with a name")
     if "id" not in c:
         raise InputError(f"{at}: a tool call without an id")
-    return {
-        "id": str(c["id"]),
-        "name": fn["name"],
-        "args": _args(fn.get("arguments", "{}"), f"{at}/function/arguments"),
-    }
+    raw = fn.get("arguments", "{}")
+    out = {"id": str(c["id"]), "name": fn["name"], "args": _args(raw, f"{at}/function/arguments")}
+    rewritten = json.dumps(out["args"], ensure_ascii=False)  # as translation writes args (R-TR-1)
+    if isinstance(raw, str) and not isinstance(out["args"], str) and rewritten != raw:
+        out["args_text"] = raw  # R-FIX-7: sent again as the model wrote it
+    return out
 
 
 def anthropic_events(messages: list[Any], losses: Losses | None = None) -> list[Event]:

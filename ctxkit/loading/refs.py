@@ -140,6 +140,7 @@ def _tool_calls(
 def _tool_call(call: dict[str, Any], at: JsonPath, found: list[tuple[JsonPath, str]]) -> domain.ToolCall:
     args = call["args"]
     _check_depth(args, (*at, "args"), found)
+    _check_args_text(call, at, found)
     images: tuple[domain.GeneratedImage, ...] = ()
     if "generated_images" in call:
         images = tuple(
@@ -153,6 +154,7 @@ def _tool_call(call: dict[str, Any], at: JsonPath, found: list[tuple[JsonPath, s
         response=call.get("response"),
         tokens=call.get("tokens"),
         generated_images=images,
+        args_text=call.get("args_text"),
     )
 
 
@@ -172,7 +174,10 @@ def _in_flight(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) -
             if call_id in pending:
                 found.append(((*at, "id"), f"call id {call_id!r} is already waiting for its result"))
             pending[call_id] = at
-            calls.append(domain.InFlightCall(call_id, call["name"], call["args"], call.get("tokens")))
+            _check_args_text(call, at, found)
+            calls.append(
+                domain.InFlightCall(call_id, call["name"], call["args"], call.get("tokens"), call.get("args_text"))
+            )
         answers = m.get("tool_call_id")
         if answers is not None and pending.pop(str(answers), None) is None:
             found.append(
@@ -206,6 +211,19 @@ def _tool(item: str | dict[str, Any], index: int, found: list[tuple[JsonPath, st
     return domain.ToolDef(
         item["name"], item.get("description"), item.get("parameters"), full=True, request_fields=_json_pairs(fields)
     )
+
+
+def _check_args_text(call: dict[str, Any], at: JsonPath, found: list[tuple[JsonPath, str]]) -> None:
+    """R-FIX-7: `args_text` is the same arguments as `args`, only as the model wrote them."""
+    text = call.get("args_text")
+    if text is None:
+        return
+    try:
+        same = json.loads(text) == call["args"]
+    except (ValueError, RecursionError):
+        same = False
+    if not same:
+        found.append(((*at, "args_text"), "not the JSON text of `args`"))
 
 
 def _check_depth(value: Any, at: JsonPath, found: list[tuple[JsonPath, str]]) -> None:

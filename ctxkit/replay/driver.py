@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ctxkit.assembly import collector
 from ctxkit.assembly.assemble import Shared
 from ctxkit.assembly.pipeline import run
-from ctxkit.counting.measure import shared_counts
+from ctxkit.counting.measure import call_args_text, shared_counts
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
@@ -166,15 +166,9 @@ def _output_tokens(output: Output, meter: Meter) -> int | None:
     if output is None:
         return None
     if isinstance(output, tuple):
-        return sum(c.tokens if c.tokens is not None else meter.text(_args(c.args)) for c in output)
+        return sum(c.tokens if c.tokens is not None else meter.text(call_args_text(c)) for c in output)
     if isinstance(output, StoredMessage):
         return output.tokens if output.tokens is not None else meter.text(output.text)
     assert isinstance(output, InFlightMessage)
     text = output.tokens if output.tokens is not None else meter.text(output.text)
-    return text + sum(c.tokens if c.tokens is not None else meter.text(_args(c.args)) for c in output.tool_calls)
-
-
-def _args(args: object) -> str:
-    from ctxkit.counting.measure import dumps_args
-
-    return dumps_args(args)
+    return text + sum(c.tokens if c.tokens is not None else meter.text(call_args_text(c)) for c in output.tool_calls)

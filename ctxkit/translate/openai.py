@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ctxkit.counting.measure import dumps_args
+from ctxkit.counting.measure import call_args_text
 from ctxkit.translate.common import Part, Prepared, Translated, TranslationInput, WireMessage, definitions
 
 REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
@@ -48,7 +48,7 @@ def message(m: WireMessage) -> dict[str, Any]:
         out: dict[str, Any] = {"role": "assistant", "content": m.text or None}
         if m.tool_calls:
             out["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": dumps_args(c.args)}}
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": call_args_text(c)}}
                 for c in m.tool_calls
             ]
         return out
