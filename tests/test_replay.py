@@ -6,6 +6,7 @@ names the rule it checks and the call where the fixture's story happens.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -216,7 +217,7 @@ def _items(*tokens: int, breakpoints: tuple[int, ...] = (), names: str = "") -> 
     return tuple(Item(keys[n], t, n, n, "user", n in breakpoints) for n, t in enumerate(tokens))
 
 
-def _anthropic(model: str = "claude-sonnet-4-5", **overrides: int) -> Any:
+def _anthropic(model: str = "claude-sonnet-4-5", **overrides: Any) -> Any:
     from ctxkit.loading.domain import CacheRules
     from ctxkit.replay import cache
 
@@ -265,18 +266,42 @@ def test_r_rpl_5_anthropic_minimum_is_per_model() -> None:
     assert _anthropic("claude-haiku-4-5", min_tokens=10).rules.min_tokens == 10  # settings.cache wins
 
 
-def test_r_rpl_5_anthropic_lookback_of_20_items() -> None:
+def test_r_rpl_5_anthropic_lookback_counts_the_breakpoint_itself() -> None:
+    """The documentation's example: a breakpoint on block 35 checks blocks 35 down to 16 (20
+    positions, its own the first), so a prefix stored at block 16 is read and one at block 15 is not."""
+    blocks = [1100, *[10] * 35]  # blocks 0..35: 1,100 + 35 × 10 = 1,450 tokens up to block 35
     c = _anthropic()
-    c.add(_items(1100, breakpoints=(0,)), None)  # stored: ends at item 0
-    near = c.add(_items(1100, *[10] * 20, breakpoints=(20,)), None)
-    # own breakpoint at item 20; the stored prefix ends at item 0: 20 - 0 = 20 ≤ 20 → read 1,100
-    assert (near.cached_tokens, near.write_tokens) == (1100, 200)
+    c.add(_items(*blocks[:17], breakpoints=(16,)), None)  # stores blocks 0-16: 1,100 + 16 × 10 = 1,260
+    near = c.add(_items(*blocks, breakpoints=(35,)), None)
+    # 35 - 16 = 19 < 20: read 1,260; write up to block 35 (1,450) minus the read: 190
+    assert (near.cached_tokens, near.write_tokens, near.limit) == (1260, 190, None)
     c = _anthropic()
-    c.add(_items(1100, breakpoints=(0,)), None)
-    far = c.add(_items(1100, *[10] * 21, breakpoints=(21,)), None)
-    # breakpoint at item 21: 21 - 0 = 21 > 20 → nothing read; writes 1,100 + 21 × 10 = 1,310
-    # (the common prefix with the first call is its one item: 1,100 tokens, none of them read)
-    assert (far.prefix_tokens, far.cached_tokens, far.write_tokens, far.limit) == (1100, 0, 1310, "lookback")
+    c.add(_items(*blocks[:16], breakpoints=(15,)), None)  # stores blocks 0-15: 1,250
+    far = c.add(_items(*blocks, breakpoints=(35,)), None)
+    # 35 - 15 = 20: block 15 is the 21st position back, outside the lookback; nothing read, 1,450 written
+    assert (far.prefix_tokens, far.cached_tokens, far.write_tokens, far.limit) == (1250, 0, 1450, "lookback")
+
+
+def test_r_rpl_5_anthropic_parallel_tool_use_run_is_one_position() -> None:
+    """A run of consecutive tool_use blocks is one lookback position, and so is a run of
+    tool_result blocks: eleven parallel calls add two positions, not twenty-two."""
+    from ctxkit.translate.items import Item
+
+    def items(n: int, breakpoint: int) -> tuple[Item, ...]:
+        runs = [None, None, None, *["tool_use"] * 11, *["tool_result"] * 11, None]  # tools, system, user, …
+        tokens = [600, 500, 40, *[10] * 22, 30]
+        return tuple(Item(f"k{i}", tokens[i], i, i, "user", i == breakpoint, runs[i]) for i in range(n))
+
+    c = _anthropic()
+    c.add(items(3, 2), None)  # stores tools + system + the user block (items 0-2): 1,140 tokens
+    hit = c.add(items(26, 25), None)
+    # positions: item 2 → 2, tool_use run (3-13) → 3, tool_result run (14-24) → 4, item 25 → 5:
+    # 5 - 2 = 3 < 20, so the stored 1,140 is read (by blocks it would be 23, beyond the lookback)
+    assert (hit.cached_tokens, hit.write_tokens, hit.limit) == (1140, 220 + 30, None)
+    one_by_one = _anthropic()
+    one_by_one.add(items(3, 2), None)
+    plain = tuple(i._replace(run=None) for i in items(26, 25))
+    assert one_by_one.add(plain, None).limit == "lookback"  # the same blocks counted one by one
 
 
 def test_r_rpl_5_ollama_compares_with_the_previous_call_only() -> None:
@@ -291,8 +316,21 @@ def test_r_rpl_5_ollama_compares_with_the_previous_call_only() -> None:
 
 
 def test_r_rpl_5_lookback_gallery_fixture() -> None:
+    """Eleven tool rounds one after another: 22 positions between the prefix stored at u1 and the
+    breakpoint at the end of a1, so the question u2 reads nothing (R-RPL-5 lookback)."""
     calls = rows(REPLAY / "lookback.yaml")
-    assert calls[2]["limit"] == "lookback" and calls[2]["cached_tokens"] == 0
+    assert [c["cached_tokens"] > 0 for c in calls[1:12]] == [True] * 11  # each round reads the u1 prefix
+    assert calls[12]["limit"] == "lookback" and calls[12]["cached_tokens"] == 0
+
+
+def test_r_rpl_5_parallel_tool_calls_stay_within_the_lookback(tmp_path: Path) -> None:
+    """The same eleven checks made in parallel (one round): two positions, so u2 reads the stored
+    prefix; this is what the earlier lookback fixture wrongly showed as beyond the lookback."""
+    text = (REPLAY / "lookback.yaml").read_text(encoding="utf-8")
+    parallel = tmp_path / "parallel.yaml"
+    parallel.write_text(re.sub(r"turn: \d+, ", "", text), encoding="utf-8")
+    calls = rows(parallel)
+    assert len(calls) == 3 and calls[2]["limit"] is None and calls[2]["cached_tokens"] == calls[1]["cached_tokens"] > 0
 
 
 def test_r_rpl_5_increment_and_minimum_gallery_fixtures() -> None:

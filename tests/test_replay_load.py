@@ -81,9 +81,9 @@ def test_r_rpl_5_unknown_settings_cache_key_is_a_validation_error() -> None:
 
 
 def test_r_rpl_5_unknown_cache_key_exits_2_with_one_line(tmp_path: Path) -> None:
-    Path("fx.yaml").write_text(HEAD + "settings: {cache: {ttl: 60}}\nmessages: [{id: u, role: user}]\n")
+    Path("fx.yaml").write_text(HEAD + "settings: {cache: {ttl_minutes: 60}}\nmessages: [{id: u, role: user}]\n")
     r = ctxkit("validate", "fx.yaml", expect=2)
-    assert r.err == "error: fx.yaml:/settings/cache/ttl: unknown key 'ttl'\n"
+    assert r.err == "error: fx.yaml:/settings/cache/ttl_minutes: unknown key 'ttl_minutes'\n"
 
 
 def test_r_rpl_7_settings_prices_are_exact_decimals() -> None:

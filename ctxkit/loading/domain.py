@@ -127,6 +127,9 @@ class CacheRules:
     increment: int | None = None
     lookback: int | None = None
     ttl_seconds: int | None = None
+    ttl: str | None = None  # Anthropic `5m` | `1h`; OpenAI GPT-5.6 `30m` (the request's cache TTL)
+    retention: str | None = None  # OpenAI before GPT-5.6: `in_memory` | `24h` (prompt_cache_retention)
+    key: str | None = None  # OpenAI prompt_cache_key
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,47 +9,13 @@ number of earlier calls; the trie is path-compressed, so it grows by at most two
 
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import Any
 
-from ctxkit.loading.domain import CacheRules
+from ctxkit.replay.rules import Rules, rules
 from ctxkit.translate.items import Item
 
-
-@dataclass(frozen=True, slots=True)
-class Rules:
-    mode: str  # automatic | explicit | implicit | previous
-    min_tokens: int
-    increment: int
-    lookback: int | None
-    ttl_seconds: int
-
-
-@functools.cache
-def _table() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((Path(__file__).parents[1] / "data" / "cache_rules.json").read_text("utf-8"))
-    return data
-
-
-def rules(provider: str, model: str, overrides: CacheRules) -> Rules:
-    """The provider's row, the model's own minimum, then the fixture's overrides."""
-    row = _table()[provider]
-    minimum = row["min_tokens"]
-    for prefix, value in row.get("min_tokens_by_model", ()):
-        if model.startswith(prefix):
-            minimum = value
-            break
-    return Rules(
-        mode=row["mode"],
-        min_tokens=overrides.min_tokens if overrides.min_tokens is not None else minimum,
-        increment=overrides.increment if overrides.increment is not None else row["increment"],
-        lookback=overrides.lookback if overrides.lookback is not None else row["lookback"],
-        ttl_seconds=overrides.ttl_seconds if overrides.ttl_seconds is not None else row["ttl_seconds"],
-    )
+__all__ = ["Cache", "Hit", "Rules", "rules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +26,7 @@ class Hit:
     prefix_tokens: int
     cached_tokens: int
     write_tokens: int
-    limit: str | None  # minimum | increment | lookback | None
+    limit: str | None  # minimum | increment | lookback | uncached | None
 
 
 @dataclass(slots=True)
@@ -78,7 +44,7 @@ class _Edge:
     end: int
     children: dict[str, _Edge] = field(default_factory=dict)
     latest: int = -1  # the latest call whose prompt runs through this edge
-    marks: dict[int, list[int]] | None = None  # Anthropic: [latest call that stored, latest marked]
+    marks: dict[int, list[int]] | None = None  # breakpoints: [latest call that stored, latest marked, writer]
 
     def split(self, offset: int) -> None:
         """Keep the first `offset` items here; the rest becomes this edge's only child."""
@@ -97,17 +63,22 @@ class _Path:
 
     common: int  # equal leading items
     latest: int  # the latest call through the last of them (-1 when none)
-    marks: list[tuple[int, int, int]]  # (depth, stored, marked) of marked items within, deepest first
+    marks: list[tuple[int, int, int, int]]  # (depth, stored, marked, writer) of marked items, deepest first
 
 
 class Cache:
-    """Feed calls in order with `add`; each returns that call's `Hit`."""
+    """Feed calls in order with `add`; each returns that call's `Hit`.
+
+    After the last call, `unread_writes(index)` says whether a call's write was never read by a
+    later call while it was alive (R-RPL-7: a write that never pays back)."""
 
     def __init__(self, r: Rules) -> None:
         self.rules = r
         self.root = _Edge((), 0, 0)
         self.clocks: list[datetime | None] = []
         self.window_start = 0  # the oldest call still within the TTL of the newest
+        self._read = 0  # items the current call read (its stored prefix), for `_insert`
+        self._paid: set[int] = set()  # calls whose write a later call read
 
     def add(self, items: tuple[Item, ...], clock: datetime | None, keys: tuple[str, ...] | None = None) -> Hit:
         """`keys` (each item's key, in order) may be passed when the caller already has them."""
@@ -124,13 +95,35 @@ class Cache:
         common = path.common
         candidate = path.latest if common else (index - 1 if index > first else None)
         prefix = sum(i.tokens for i in items[:common])
-        hit = self._apply(index, items, path, first, candidate, prefix)
-        self._insert(index, items, keys)
+        points = self._breakpoints(items)
+        self._read = 0
+        hit = self._apply(index, items, path, first, candidate, prefix, points)
+        self._insert(index, items, keys, points)
         return hit
+
+    def unread_write(self, index: int) -> bool:
+        """The call wrote to the cache and no later call read what it wrote (call after the last)."""
+        return index not in self._paid
+
+    def _breakpoints(self, items: tuple[Item, ...]) -> list[int]:
+        """The items after which this request stores a prefix (explicit and breakpoints modes).
+
+        Anthropic: each block with `cache_control`. OpenAI GPT-5.6: the implicit breakpoint at the end
+        of the newest message that is not the assistant's, and the latest marked ones, at most
+        `max_writes` in all."""
+        marked = [n for n, item in enumerate(items) if item.breakpoint]
+        if self.rules.mode != "breakpoints":
+            return marked
+        implicit = next((n for n in range(len(items) - 1, -1, -1) if items[n].role not in (None, "assistant")), None)
+        room = (self.rules.max_writes or len(items) + 1) - (implicit is not None)
+        chosen = set(marked[-room:] if room > 0 else [])
+        if implicit is not None:
+            chosen.add(implicit)
+        return sorted(chosen)
 
     def _walk(self, keys: tuple[str, ...], first: int) -> _Path:
         edge, depth, latest = self.root, 0, -1
-        marks: list[tuple[int, int, int]] = []
+        marks: list[tuple[int, int, int, int]] = []
         n = len(keys)
         while depth < n:
             child = edge.children.get(keys[depth])
@@ -138,7 +131,7 @@ class Cache:
                 break
             run = _matched(child, keys, depth)
             if child.marks:
-                marks.extend((depth + o + 1, m[0], m[1]) for o, m in child.marks.items() if o < run)
+                marks.extend((depth + o + 1, m[0], m[1], m[2]) for o, m in child.marks.items() if o < run)
             depth += run
             latest = child.latest
             if run < child.end - child.start:
@@ -147,7 +140,7 @@ class Cache:
         marks.sort(reverse=True)
         return _Path(depth, latest, marks)
 
-    def _insert(self, index: int, items: tuple[Item, ...], keys: tuple[str, ...]) -> None:
+    def _insert(self, index: int, items: tuple[Item, ...], keys: tuple[str, ...], points: list[int]) -> None:
         edge, depth, n = self.root, 0, len(keys)
         runs: list[tuple[int, _Edge]] = []  # (depth at its start, edge) along this prompt
         while depth < n:
@@ -163,34 +156,44 @@ class Cache:
             runs.append((depth, child))
             depth += run
             edge = child
-        tokens = 0
-        for position, item in enumerate(items):
-            tokens += item.tokens
-            if item.breakpoint:
-                start, run_edge = next((s, e) for s, e in reversed(runs) if s <= position)
-                if run_edge.marks is None:
-                    run_edge.marks = {}
-                mark = run_edge.marks.setdefault(position - start, [-1, -1])
-                mark[1] = index
-                if tokens >= self.rules.min_tokens:
-                    mark[0] = index
+        if not points:
+            return
+        ends = _ends(items)
+        for position in points:
+            start, run_edge = next((s, e) for s, e in reversed(runs) if s <= position)
+            if run_edge.marks is None:
+                run_edge.marks = {}
+            mark = run_edge.marks.setdefault(position - start, [-1, -1, -1])
+            mark[1] = index
+            if ends[position + 1] >= self.rules.min_tokens:
+                mark[0] = index
+                if position >= self._read:  # beyond what this call read: it wrote this prefix
+                    mark[2] = index
 
     def _apply(
-        self, index: int, items: tuple[Item, ...], path: _Path, first: int, candidate: int | None, prefix: int
+        self,
+        index: int,
+        items: tuple[Item, ...],
+        path: _Path,
+        first: int,
+        candidate: int | None,
+        prefix: int,
+        points: list[int],
     ) -> Hit:
         r = self.rules
-        expired = index > 0 and index == first and r.mode != "previous" or (index > 0 and not path and index > first)
         expired = index > 0 and first == index
-        if r.mode == "explicit":
-            return self._anthropic(items, path, first, candidate, prefix, expired)
+        if r.mode in ("explicit", "breakpoints"):
+            return self._stored(items, path, first, None if expired else candidate, prefix, expired, points)
         cached, limit = prefix, None
-        if prefix and prefix < r.min_tokens:
+        if r.mode == "none" and prefix:
+            cached, limit = 0, "uncached"
+        elif prefix and prefix < r.min_tokens:
             cached, limit = 0, "minimum"
         elif r.increment > 1 and prefix % r.increment:
             cached, limit = prefix - prefix % r.increment, "increment"
         return Hit(None if expired else candidate, expired, path.common, prefix, cached, 0, limit)
 
-    def _anthropic(
+    def _stored(
         self,
         items: tuple[Item, ...],
         path: _Path,
@@ -198,36 +201,66 @@ class Cache:
         candidate: int | None,
         prefix: int,
         expired: bool,
+        points: list[int],
     ) -> Hit:
-        """Read the longest stored prefix within the lookback of a breakpoint; write up to the last one."""
+        """Read the longest stored prefix this call may reach; write up to its last breakpoint.
+
+        explicit (Anthropic): a stored prefix ending within `lookback` positions of one of this
+        call's breakpoints, the breakpoint's own position counting as the first, a run of
+        `tool_use` (or `tool_result`) blocks as one position. breakpoints (OpenAI GPT-5.6): an exact
+        match at any of the latest `considered` stored breakpoints on this prompt, no lookback."""
         r = self.rules
-        lookback = r.lookback if r.lookback is not None else len(items)
-        breakpoints = [n for n, item in enumerate(items) if item.breakpoint]
-        ends = [0]
-        for item in items:
-            ends.append(ends[-1] + item.tokens)
-        read_end, beyond, unstored = 0, False, False
-        for depth, stored, marked in path.marks:  # deepest first; unmarked items store nothing
+        ends = _ends(items)
+        lookback = r.lookback if r.mode == "explicit" else None
+        positions = _positions(items) if lookback is not None else None
+        window = lookback or 0
+        read_end, beyond, unstored, considered = 0, False, False, 0
+        for depth, stored, marked, _ in path.marks:  # deepest first; unmarked items store nothing
             end = depth - 1  # the stored prefix ends at item `end`
-            if not any(end <= b for b in breakpoints):
-                continue
             if stored >= first:
-                if any(b - lookback <= end <= b for b in breakpoints):
+                considered += 1
+                if r.considered is not None and considered > r.considered:
+                    beyond = True
+                    break
+                if positions is None or any(end <= b and positions[b] - positions[end] < window for b in points):
                     read_end = depth
                     break
                 beyond = True
             elif marked >= first:
                 unstored = True
+        for depth, stored, _, writer in path.marks:  # what it read, each earlier write in it paid back
+            if depth <= read_end and stored >= first and writer >= 0:
+                self._paid.add(writer)
+        self._read = read_end
         read = ends[read_end]
         written = 0
-        if breakpoints:
-            upto = ends[breakpoints[-1] + 1]
+        if points:
+            upto = ends[points[-1] + 1]
             if upto >= r.min_tokens:
-                written = upto - read
+                written = max(0, upto - read)
         limit = None
         if read < prefix:
             limit = "lookback" if beyond else ("minimum" if unstored else None)
-        return Hit(None if expired else candidate, expired, path.common, prefix, read, written, limit)
+        return Hit(candidate, expired, path.common, prefix, read, written, limit)
+
+
+def _ends(items: tuple[Item, ...]) -> list[int]:
+    """Tokens of each leading run of items: `ends[n]` = the first n items' tokens."""
+    ends = [0]
+    for item in items:
+        ends.append(ends[-1] + item.tokens)
+    return ends
+
+
+def _positions(items: tuple[Item, ...]) -> list[int]:
+    """Each item's lookback position: a run of `tool_use` (or of `tool_result`) blocks is one."""
+    out, position, before = [], -1, None
+    for item in items:
+        if item.run is None or item.run != before:
+            position += 1
+        out.append(position)
+        before = item.run
+    return out
 
 
 def _matched(edge: _Edge, keys: tuple[str, ...], depth: int) -> int:

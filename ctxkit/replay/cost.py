@@ -19,10 +19,13 @@ PROVIDER_IDS = {"openai": "openai", "azure": "azure", "anthropic": "anthropic", 
 
 
 class Pricer:
-    def __init__(self, provider: str, model: str, prices: Prices | None) -> None:
+    """`one_hour`: Anthropic writes with `ttl: 1h`, priced at the package's 1h write rate (2x input)."""
+
+    def __init__(self, provider: str, model: str, prices: Prices | None, *, one_hour: bool = False) -> None:
         self.provider = provider
         self.model = model
         self.prices = prices
+        self.one_hour = one_hour
         self.unknown = False  # the price data does not know the model (one warning per replay)
         self._model: Any = None  # the package's model and provider, found on the first call
         self._provider: Any = None
@@ -47,9 +50,7 @@ class Pricer:
         import genai_prices  # imported on use: its data takes a moment to load
 
         if self._model is None:  # the model is looked up once per replay, by the package itself
-            usage = genai_prices.Usage(
-                input_tokens=prompt, cache_read_tokens=cached, cache_write_tokens=written, output_tokens=output
-            )
+            usage = self._usage(prompt, cached, written, output)
             try:
                 found = genai_prices.calc_price(
                     usage, self.model, provider_id=PROVIDER_IDS[self.provider], genai_request_timestamp=clock
@@ -62,13 +63,19 @@ class Pricer:
         prices = self._model.get_prices(clock or datetime.now(UTC))  # prices change over time
         rates = self._rates.get(id(prices))
         if rates is None:
-            rates = self._rates[id(prices)] = (prices, _Rates.of(prices))
+            rates = self._rates[id(prices)] = (prices, _Rates.of(prices, one_hour=self.one_hour))
         if rates[1] is None:  # tiered prices: not linear in the counts, ask the package every time
-            usage = genai_prices.Usage(
-                input_tokens=prompt, cache_read_tokens=cached, cache_write_tokens=written, output_tokens=output
-            )
+            usage = self._usage(prompt, cached, written, output)
             return Decimal(self._model.calc_price(usage, self._provider, genai_request_timestamp=clock).total_price)
         return rates[1].cost(prompt, cached, written, output)
+
+    def _usage(self, prompt: int, cached: int, written: int, output: int) -> Any:
+        import genai_prices
+
+        one_hour = {"cache_write_1h_tokens": written} if self.one_hour and written else {}
+        return genai_prices.Usage(
+            input_tokens=prompt, cache_read_tokens=cached, cache_write_tokens=written, output_tokens=output, **one_hour
+        )
 
     def warning(self) -> str | None:
         if not self.unknown:
@@ -93,7 +100,7 @@ class _Rates:
     output: Decimal
 
     @staticmethod
-    def of(prices: Any) -> _Rates | None:
+    def of(prices: Any, *, one_hour: bool = False) -> _Rates | None:
         from genai_prices import Usage
         from genai_prices.types import TieredPrices
 
@@ -104,11 +111,12 @@ class _Rates:
             return Decimal(prices.calc_price(Usage(**counts))["total_price"])
 
         base, one = at(), at(input_tokens=1)
+        write = {"cache_write_1h_tokens": 1} if one_hour else {}
         return _Rates(
             base,
             one - base,
             at(input_tokens=1, cache_read_tokens=1) - one,
-            at(input_tokens=1, cache_write_tokens=1) - one,
+            at(input_tokens=1, cache_write_tokens=1, **write) - one,
             at(output_tokens=1) - base,
         )
 

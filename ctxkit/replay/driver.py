@@ -8,7 +8,7 @@ of item texts are shared between calls; earlier prompts live in the cache's trie
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -52,6 +52,7 @@ class CallRow:
     truncated: bool
     compression_due: bool
     synthetic: bool
+    unread_write_tokens: int = 0  # written to the cache, never read by a later call while alive (R-RPL-7)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     planner = Planner(fixture, options, compress_as=compress_as)
     rules = cache.rules(str(eff.provider), eff.model, fixture.settings.cache)
     prompt_cache = cache.Cache(rules)
-    pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices)
+    pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices, one_hour=rules.ttl == "1h")
     ancestry = breaks.Ancestry(fixture)
     warned = Warned(planner.warnings())
     views: dict[int, breaks.View] = {}
@@ -145,6 +146,12 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
             on_call(index, call, result)
     if (note := pricer.warning()) is not None:
         warned.note(note)
+    rows = [  # a write pays back only if a later call reads it: known once every call is in
+        replace(r, unread_write_tokens=r.cache_write_tokens)
+        if r.cache_write_tokens and prompt_cache.unread_write(r.index)
+        else r
+        for r in rows
+    ]
     return Replay(
         fixture.source,
         fixture.name,

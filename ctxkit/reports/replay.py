@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
-from ctxkit.loading.domain import Provider
 from ctxkit.output import plural
 from ctxkit.replay.breaks import Break
 from ctxkit.replay.driver import CallRow, Replay
+
+WRITING = frozenset({"explicit", "breakpoints"})  # Anthropic, OpenAI GPT-5.6: writes reported and billed
 
 
 def clock(value: datetime | None) -> str | None:
@@ -78,6 +79,7 @@ def cache_fields(c: Priced) -> dict[str, Any]:
         "prefix_tokens": c.prefix_tokens,
         "cached_tokens": c.cached_tokens,
         "cache_write_tokens": c.cache_write_tokens,
+        "unread_write_tokens": c.unread_write_tokens,
         "output_tokens": c.output_tokens,
         "cost": money(c.cost),
         "cost_without_cache": money(c.cost_without_cache),
@@ -110,6 +112,7 @@ def totals(calls: Sequence[Priced]) -> dict[str, Any]:
         "prompt_tokens": prompt,
         "cached_tokens": cached,
         "cache_write_tokens": sum(c.cache_write_tokens for c in calls),
+        "unread_write_tokens": sum(c.unread_write_tokens for c in calls),
         "output_tokens": sum(c.output_tokens or 0 for c in calls),
         "hit_rate": round(cached / prompt, 4) if prompt else 0.0,
         "cost": money(_sum([c.cost for c in calls])),
@@ -126,11 +129,13 @@ def report(r: Replay, *, first: int = 0, stop: int | None = None) -> dict[str, A
         "model": r.model,
         "max_input_tokens": r.max_input_tokens,
         "cache_rules": {
+            "family": r.rules.family,
             "mode": r.rules.mode,
             "min_tokens": r.rules.min_tokens,
             "increment": r.rules.increment,
             "lookback": r.rules.lookback,
             "ttl_seconds": r.rules.ttl_seconds,
+            "write_multiplier": float(r.rules.write_multiplier),
         },
         "calls": [call_json(c) for c in r.calls[first:stop]],
         "totals": totals(r.calls),
@@ -150,7 +155,7 @@ def _side(side: dict[str, Any] | None) -> str:
 def table(data: dict[str, Any]) -> str:
     from tabulate import tabulate
 
-    anthropic = data["provider"] == Provider.ANTHROPIC
+    anthropic = data["cache_rules"]["mode"] in WRITING  # the modes that report (and bill) writes
     headers = ["#", "call", "clock", "prompt", "cached", "hit"]
     headers += ["write"] if anthropic else []
     headers += ["output", "cost", "break", "cause", "limit", "lost"]
@@ -186,6 +191,7 @@ def table(data: dict[str, Any]) -> str:
         f"cached {t['cached_tokens']:,} "
         f"({t['hit_rate']:.1%})"
         + (f"; written {t['cache_write_tokens']:,}" if anthropic else "")
+        + (f" ({t['unread_write_tokens']:,} never read)" if t["unread_write_tokens"] else "")
         + f"; output {t['output_tokens']:,}",
         f"cost {_usd(t['cost'])} with the predicted cache, {_usd(t['cost_without_cache'])} without",
         f"lost tokens by cause (calls): {causes}",

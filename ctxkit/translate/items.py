@@ -22,7 +22,8 @@ non-ASCII kept) of `{"role": ROLE, "item": ITEM}` with a top-level
 moved cache breakpoint changes nothing. The tool-definitions item has role
 `None` and is keyed `{"tools": ...}`; Anthropic's `system` blocks and Gemini's
 `systemInstruction` have role `system`. `Item.breakpoint` marks the block that
-carried the `cache_control` removed from the key (Anthropic's cache rules need it).
+carried the `cache_control` removed from the key (Anthropic's cache rules need it); `Item.run` names an
+Anthropic `tool_use` or `tool_result` block (a run of either counts as one lookback position).
 
 `Item.tokens` counts what the model reads, not the JSON around it: the texts as
 sent (text, each tool call's name and argument string, a tool result's content,
@@ -79,6 +80,7 @@ class Item(NamedTuple):
     source: int | None
     role: str | None
     breakpoint: bool = False  # the block carries Anthropic's `cache_control` (R-TR-8)
+    run: str | None = None  # Anthropic `tool_use` / `tool_result`: a run of these is one lookback position
 
 
 def canonical(value: Any) -> str:
@@ -198,9 +200,15 @@ def prompt_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = 
             else:
                 key, tokens = found
             mark = isinstance(part, dict) and "cache_control" in part
+            run = part.get("type") if type(part) is dict else None
             source = wire[origin].source if origin >= 0 else None
-            out.append(Item(key, tokens + frame if k == 0 else tokens, n, source, role, mark))
+            out.append(
+                Item(key, tokens + frame if k == 0 else tokens, n, source, role, mark, run if run in _RUNS else None)
+            )
     return tuple(out)
+
+
+_RUNS = frozenset({"tool_use", "tool_result"})  # Anthropic blocks whose consecutive runs count once (R-RPL-5)
 
 
 def wire_tokens(payload: Payload, *, meter: ItemMeter) -> int:
