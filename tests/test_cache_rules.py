@@ -79,7 +79,7 @@ def test_r_rpl_5_model_family_patterns(pattern: str, model: str, expected: bool)
         ("anthropic", "claude-opus-4-8", "Claude Opus 4.8", "explicit", 1024, 300),
         ("anthropic", "claude-haiku-4-5-20251001", "Claude Opus 4.5, 4.6, Haiku 4.5", "explicit", 4096, 300),
         ("anthropic", "claude-sonnet-4-5", "other Claude models (Sonnet 3.7-5, Opus 4, 4.1)", "explicit", 1024, 300),
-        ("gemini", "gemini-2.5-flash", "Gemini 2.5", "implicit", 2048, 300),
+        ("gemini", "gemini-2.5-flash", "Gemini 2.5 (and names of no known family)", "implicit", 2048, 300),
         ("gemini", "gemini-3.1-pro-preview", "Gemini 3 and later", "implicit", 4096, 300),
         ("gemini", "gemini-2.0-flash", "before Gemini 2.5 (no implicit caching)", "none", 0, 300),
     ],

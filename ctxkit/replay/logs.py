@@ -10,7 +10,7 @@ numbers, the verdict, and the costs. Nothing is reassembled: the items are the b
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -55,6 +55,7 @@ class LogCall:
     cost: Decimal | None
     cost_without_cache: Decimal | None
     reported_cost: Decimal | None
+    unread_write_tokens: int = 0  # R-RPL-7: written, never read by a later call while alive
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +113,7 @@ class _Run:
         self.pricers: dict[tuple[str, str], Pricer] = {}
         self.memos: dict[str, ItemMemo] = {}
         self.last_of_session: dict[str | None, tuple[str, str]] = {}
+        self.placed: dict[int, tuple[_Group, int]] = {}  # call index → its group and index there
         self.bad = log.bad
 
     def run(self) -> LogReplay:
@@ -120,6 +122,12 @@ class _Run:
             call = self._call(len(calls), record)
             if call is not None:
                 calls.append(call)
+        calls = [  # R-RPL-7: a write no later call of its group read while it was alive
+            replace(c, unread_write_tokens=c.cache_write_tokens)
+            if c.cache_write_tokens and self.placed[c.index][0].cache.unread_write(self.placed[c.index][1])
+            else c
+            for c in calls
+        ]
         warnings = []
         unknown = sorted({f"{p.provider} {p.model}" for p in self.pricers.values() if p.unknown})
         if unknown:
@@ -161,6 +169,7 @@ class _Run:
             other = group.views.get(hit.candidate if hit.candidate is not None else local - 1)
             brk = logbreaks.find(view, other, hit.common, expired=hit.expired)
         group.indices.append(index)
+        self.placed[index] = (group, local)
         group.views[local] = view
         for old in [k for k in group.views if k < group.cache.window_start and k < local]:
             del group.views[old]  # beyond the TTL: no later call compares with it
