@@ -367,3 +367,31 @@ def test_r_log_3_real_traffic_excerpt() -> None:
         ("claude-sonnet-4-5-20250929", 0, 1217, "warm_elsewhere"),
         ("claude-sonnet-4-5-20250929", 0, 1217, "warm_elsewhere"),
     ]
+
+
+# --- R-LOG-4 the report page ------------------------------------------------------------
+
+
+def test_r_log_4_report_replay_accepts_a_log(tmp_path: Path) -> None:
+    out = tmp_path / "verdicts.html"
+    r = ctxkit("report", "fixtures/logs/verdicts.jsonl", "--replay", "-o", str(out))
+    assert r.err.endswith(f"wrote {out} ({out.stat().st_size:,} bytes)\n")
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta http-equiv="Content-Security-Policy"')
+    assert '<meta name="generator" content="ctxkit ' in page
+    assert (
+        page.count('<g class="call"') == 7 and page.count('<line class="reported"') == 6 + 1
+    )  # each call with usage, and the legend
+    for verdict in ("provider_miss", "count_off", "warm_elsewhere", "disagree"):
+        assert f"<td>{verdict}<td>" in page
+    assert '<svg class="seatmap"' not in page and 'id="calls-data"' not in page  # no assembly: no seat map
+
+
+def test_r_log_4_report_of_a_log_needs_replay(tmp_path: Path) -> None:
+    r = ctxkit("report", "fixtures/logs/verdicts.jsonl", "-o", str(tmp_path / "x.html"), expect=2)
+    assert "pass --replay" in r.err and r.err.count("\n") == 1
+    assert not (tmp_path / "x.html").exists()
+    r = ctxkit(
+        "report", "fixtures/logs/verdicts.jsonl", "--replay", "--leaf", "m1", "-o", str(tmp_path / "x.html"), expect=2
+    )
+    assert "--leaf does not apply to a log" in r.err

@@ -284,3 +284,27 @@ def test_r_html_4_every_replay_gallery_page_opens_clean(fixture, tmp_path, open_
     assert page.locator("svg.calls .call").count() == page.locator("#calls-table tbody tr").count() == len(counts)
     assert page.locator("#call-map .blk").count() == counts[-1]
     assert page.locator("svg.seatmap .window .blk").first.is_visible()
+
+
+def test_r_log_4_log_page_opens_clean_and_runs_nothing(tmp_path, open_report):
+    """`report LOG --replay` (R-LOG-4): a log whose session, model and texts carry markup opens
+    offline with no console error, runs nothing, and shows one bar and one row per call."""
+    hostile = "<script>window.__ctxkit_pwned = 1</script><img src=x onerror=window.__x=1>"
+    body = {"model": hostile, "messages": [{"role": "user", "content": hostile}]}
+    records = [
+        {"at": "2026-03-14T09:00:00Z", "session": hostile, "request": body, "usage": {"prompt_tokens": 20}},
+        {"at": "2026-03-14T09:00:10Z", "session": hostile, "request": body},
+    ]
+    log = tmp_path / "hostile.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    opened = open_report(report(tmp_path, log, "--replay"))
+    page = opened.page
+    for bar in page.locator(".call").all():
+        bar.click()
+    page.wait_for_timeout(100)
+    assert page.evaluate("[window.__ctxkit_pwned, window.__x]") == [None, None]
+    assert opened.dialogs == [] and opened.console_errors == [] and opened.requests == []
+    assert page.evaluate("document.scripts.length") == 1
+    assert page.locator("svg.calls .call").count() == 2
+    assert page.locator("#calls-table tbody tr").count() == 2
+    assert hostile in page.inner_text("body")

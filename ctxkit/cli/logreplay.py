@@ -1,9 +1,9 @@
 """`ctxkit replay LOG`: recorded traffic replayed as it was sent (R-LOG-1…4).
 
-Input: the file `replay` was given, its options, `--log-format`, `--skip-bad`. Output: `read_input`
-says whether the file is a log (else its bytes go on to the fixture loader); `run` prints the log
-replay's table or JSON. Options that rebuild a window are refused for a log: nothing is
-reassembled.
+Input: the file `replay` or `report` was given, its options, `--log-format`, `--skip-bad`.
+Output: `read_input` says whether the file is a log (else its bytes go on to the fixture
+loader); `run` prints the log replay's table or JSON, `page` makes `report --replay`'s page.
+Options that rebuild a window are refused for a log: nothing is reassembled.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import click
 from ctxkit.cli.options import echo, warn
 from ctxkit.errors import InputError
 from ctxkit.loading.traffic import FORMATS, Log
+from ctxkit.replay.logs import LogReplay
 
 # Options of fixture replay that shape a window or a rebuilt payload: meaningless for a log.
 WINDOW_OPTIONS = {
@@ -64,17 +65,40 @@ def refuse_window_options(given: dict[str, Any]) -> None:
             )
 
 
-def run(log: Log, kw: dict[str, Any], *, fmt: str, calls_range: str | None, skip_bad: bool) -> None:
-    from ctxkit.cli.replay import parse_calls
-    from ctxkit.output import dumps
+def replayed(log: Log, kw: dict[str, Any], *, skip_bad: bool) -> LogReplay:
+    """The log replayed with the options that apply to a body; its warnings printed."""
     from ctxkit.replay.logs import replay_log
-    from ctxkit.reports.logreplay import report, table
 
     done = replay_log(
         log, provider=kw.get("provider"), tokenizer=kw.get("tokenizer"), model=kw.get("model"), skip_bad=skip_bad
     )
-    first, stop = parse_calls(calls_range, len(done.calls)) if done.calls else (0, 0)
     for w in done.warnings:
         warn(w)
+    return done
+
+
+def run(log: Log, kw: dict[str, Any], *, fmt: str, calls_range: str | None, skip_bad: bool) -> None:
+    from ctxkit.cli.replay import parse_calls
+    from ctxkit.output import dumps
+    from ctxkit.reports.logreplay import report, table
+
+    done = replayed(log, kw, skip_bad=skip_bad)
+    first, stop = parse_calls(calls_range, len(done.calls)) if done.calls else (0, 0)
     data = report(done, first=first, stop=stop)
     echo(dumps(data) if fmt == "json" else table(data))
+
+
+def page(log: Log, kw: dict[str, Any], *, with_replay: bool) -> str:
+    """`report LOG --replay`: the log's page (R-LOG-4)."""
+    from ctxkit import __version__
+    from ctxkit.reports.html.logpage import render
+    from ctxkit.reports.logreplay import report
+
+    if not with_replay:
+        raise InputError(
+            f"{log.source}: a log of recorded traffic has no single call to draw: pass --replay for the page of "
+            "all its calls (R-LOG-4)"
+        )
+    refuse_window_options(kw)
+    done = replayed(log, kw, skip_bad=False)
+    return render(report(done), version=__version__, warnings=list(done.warnings))

@@ -1,6 +1,7 @@
 """`ctxkit report`: one self-contained HTML page (R-HTML-1…4).
 
-Input: a fixture and the common options. Output: the page, written to a file
+Input: a fixture (or, with `--replay`, a log of recorded traffic) and the common options.
+Output: the page, written to a file
 (temporary file, then rename) or to stdout with `-o -`. An existing file is
 replaced only when it is an earlier ctxkit report, or with `--force`.
 """
@@ -13,9 +14,10 @@ from typing import Any
 import click
 
 from ctxkit import __version__
-from ctxkit.cli import cli
+from ctxkit.cli import cli, logreplay
 from ctxkit.cli.options import assembly_options, build_options, echo, load, warn
 from ctxkit.errors import InputError, RuleError
+from ctxkit.loading.traffic import Log
 from ctxkit.output import write_atomic
 
 HEAD_BYTES = 4096  # the generator <meta> sits in the first lines of a report
@@ -30,11 +32,17 @@ HEAD_BYTES = 4096  # the generator <meta> sits in the first lines of a report
 @click.option("--replay", "with_replay", is_flag=True, help="Add every call of the conversation and its cache (R-RPL).")
 @assembly_options
 def report(fixture: str, output: str | None, force: bool, with_replay: bool, **kw: Any) -> None:
-    """Write one self-contained HTML page: seat map, budget, fates, payload."""
+    """Write one self-contained HTML page: seat map, budget, fates, payload.
+
+    With --replay, FIXTURE may also be a log of recorded traffic: the page of its calls."""
     target = _target(fixture, output)
     if target is not None:
         _check_target(target, force)
-    page, failure = _page(fixture, kw, with_replay=with_replay)
+    found = logreplay.read_input(fixture, kw, log_format=None, skip_bad=False)
+    if isinstance(found, Log):
+        page, failure = logreplay.page(found, kw, with_replay=with_replay), None
+    else:
+        page, failure = _page(fixture, kw, with_replay=with_replay, read=found)
     if target is None:
         echo(page)
     else:
@@ -44,13 +52,15 @@ def report(fixture: str, output: str | None, force: bool, with_replay: bool, **k
         raise failure
 
 
-def _page(fixture: str, kw: dict[str, Any], *, with_replay: bool) -> tuple[str, RuleError | None]:
+def _page(
+    fixture: str, kw: dict[str, Any], *, with_replay: bool, read: bytes | None = None
+) -> tuple[str, RuleError | None]:
     from ctxkit.assembly.pipeline import run
     from ctxkit.loading.config import resolve
     from ctxkit.reports.budget import report as budget_report
     from ctxkit.reports.html import render, view
 
-    loaded = load(fixture, kw)
+    loaded = load(fixture, kw, data=read)
     options = build_options(kw)
     try:
         result = run(loaded, options)

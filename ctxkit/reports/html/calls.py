@@ -13,6 +13,7 @@ row is the group's last call, its marker the group's worst break, so the page st
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,9 +167,14 @@ def groups(calls: list[dict[str, Any]], indices: list[int] | None) -> list[Group
     return out
 
 
-def build(data: dict[str, Any], collected: Collector) -> CallsView:
+def build(
+    data: dict[str, Any], collected: Collector | None, *, title: Callable[[dict[str, Any]], str] | None = None
+) -> CallsView:
+    """`collected`: each drawn call's blocks for its seat map (None: a log, no seat maps, the calls
+    drawn chosen here by `shown`); `title`: a call's tooltip (a log's shows the reported numbers)."""
     calls = data["calls"]
-    drawn = groups(calls, collected.indices)
+    one = title or _title
+    drawn = groups(calls, collected.indices if collected is not None else shown(len(calls)))
     n = len(drawn)
     step = WIDTH / n if n else WIDTH
     gap = step * 0.2 if step >= 4 else 0.0
@@ -191,7 +197,7 @@ def build(data: dict[str, Any], collected: Collector) -> CallsView:
                 pieces.append((kind, Rect(x, y, step - gap, h)))
         cause = g.worst["cause"] if g.worst is not None else None
         named_here = g.worst is not None and g.worst["index"] in named
-        bars.append(Bar(c["index"], x, step - gap, tuple(pieces), _group_title(g), cause, named_here))
+        bars.append(Bar(c["index"], x, step - gap, tuple(pieces), _group_title(g, one), cause, named_here))
     with_cache, without = _cost_lines(calls, drawn, step)
     return CallsView(
         data=data,
@@ -204,18 +210,18 @@ def build(data: dict[str, Any], collected: Collector) -> CallsView:
         cost_with=with_cache[0] if with_cache else None,
         cost_without=without[0] if without else None,
         cost_max=without[1] if without else None,
-        data_block=_data_block(data, collected, drawn),
+        data_block=_data_block(data, collected, drawn) if collected is not None else "",
     )
 
 
-def _group_title(g: Group) -> str:
+def _group_title(g: Group, title: Callable[[dict[str, Any]], str]) -> str:
     if g.size == 1:
-        return _title(g.call)
+        return title(g.call)
     text = f"calls {g.first}–{g.call['index']}: {g.breaks:,} break{'s' if g.breaks != 1 else ''}"
     if g.worst is not None:
         text += f", the worst at call {g.worst['index']}: {g.worst['cause']} ({g.worst['rule']})"
         text += f", lost {g.worst['lost_tokens']:,}"
-    return f"{text}; drawn: {_title(g.call)}"
+    return f"{text}; drawn: {title(g.call)}"
 
 
 def _largest(breaks: list[dict[str, Any]]) -> set[int]:
