@@ -11,6 +11,7 @@ import math
 import statistics
 from typing import Any
 
+import cache_truth
 import import_roundtrip
 
 Samples = list[list[float]]
@@ -119,7 +120,7 @@ def render(r: R) -> str:
         "fresh interpreter).",
         "",
     ]
-    body = sections(r, d) + replay_section(r) + import_roundtrip.section(r)
+    body = sections(r, d) + replay_section(r) + import_roundtrip.section(r) + cache_truth.section(r)
     errors = ["", "## Errors", "", *[f"* {e}" for e in r["errors"]]] if r["errors"] else []
     return "\n".join(head + body + METHOD + errors) + "\n"
 

@@ -162,6 +162,15 @@ class Bench:
                 "open": open_times(out, self.n(5)),
             }
 
+    def cache_vs_providers(self) -> None:
+        print("cache vs providers (the recorded traffic replayed as a log)", file=sys.stderr)
+        import cache_truth
+
+        if not cache_truth.DATA.exists():
+            self.r["errors"].append(f"cache vs providers: no recorded traffic at {cache_truth.DATA}")
+            return
+        self.r["cache vs providers"] = cache_truth.measure(repeat=self.n(3))
+
     def import_roundtrip(self) -> None:
         """Issue 20: a logged body → `import` → `assemble` gives the logged body back."""
         print("import round trip", file=sys.stderr)
@@ -232,6 +241,7 @@ def main() -> None:
         "html": bench.html,
         "replay": bench.replay,
         "import": bench.import_roundtrip,
+        "traffic": bench.cache_vs_providers,
     }
     chosen = [name for name in args.only.split(",") if name] or list(sections)
     for name in chosen:

@@ -24,7 +24,7 @@ from ctxkit.replay import cache, logbreaks
 from ctxkit.replay.breaks import Break
 from ctxkit.replay.cache import Cache, Rules
 from ctxkit.replay.cost import Pricer
-from ctxkit.replay.verdicts import count_error, verdict
+from ctxkit.replay.verdicts import count_error, reports_cache, verdict
 from ctxkit.translate.bodies import Body, body_items
 from ctxkit.translate.items import ItemMemo, prompt_tokens
 from ctxkit.translate.sent import body_meter
@@ -52,6 +52,7 @@ class LogCall:
     reported: Reported | None
     count_error: float | None
     verdict: str | None
+    cache_reported: bool  # the usage says what was cached (else no verdict, no reported cache)
     cost: Decimal | None
     cost_without_cache: Decimal | None
     reported_cost: Decimal | None
@@ -176,6 +177,7 @@ class _Run:
         self.last_of_session[record.session] = (provider, record.model)
         rep = self._reported(record, provider)
         error = count_error(prompt, rep)
+        cache_known = reports_cache(record.usage, rep)
         candidate = group.indices[hit.candidate] if hit.candidate is not None else None
         pricer = self._pricer(provider, self.model or record.model)
         output = output_tokens(record.usage)
@@ -199,7 +201,8 @@ class _Run:
             limit=hit.limit,
             reported=rep,
             count_error=error,
-            verdict=verdict(group.rules, prompt, hit, ever.prefix_tokens, rep),
+            verdict=verdict(group.rules, prompt, hit, ever.prefix_tokens, rep) if cache_known else None,
+            cache_reported=cache_known,
             cost=pricer.cost(prompt, hit.cached_tokens, hit.write_tokens, output, record.at),
             cost_without_cache=pricer.cost(prompt, 0, 0, output, record.at),
             reported_cost=(

@@ -38,8 +38,8 @@ def call_json(c: LogCall) -> dict[str, Any]:
         "label": f"r{c.source_index}",
         **cache_fields(c),
         "reported_input_tokens": rep.input_tokens if rep is not None else None,
-        "reported_cached_tokens": rep.cached_tokens if rep is not None else None,
-        "reported_cache_write_tokens": rep.cache_write_tokens if rep is not None else None,
+        "reported_cached_tokens": rep.cached_tokens if rep is not None and c.cache_reported else None,
+        "reported_cache_write_tokens": rep.cache_write_tokens if rep is not None and c.cache_reported else None,
         "count_error": round(c.count_error, 4) if c.count_error is not None else None,
         "verdict": c.verdict,
         "reported_cost": money(c.reported_cost),
@@ -56,7 +56,9 @@ def totals(calls: tuple[LogCall, ...]) -> dict[str, Any]:
     """Fixture replay's totals (R-RPL-8) with the reported numbers beside them (R-LOG-3)."""
     reported = [c.reported for c in calls if c.reported is not None]
     rep_input = sum(r.input_tokens for r in reported)
-    rep_cached = sum(r.cached_tokens for r in reported)
+    judged = [c for c in calls if c.reported is not None and c.cache_reported]
+    judged_input = sum(c.reported.input_tokens for c in judged if c.reported is not None)
+    rep_cached = sum(c.reported.cached_tokens for c in judged if c.reported is not None)
     verdicts = Counter(c.verdict for c in calls if c.verdict is not None)
     errors: dict[str, list[float]] = {}
     for c in calls:
@@ -69,8 +71,8 @@ def totals(calls: tuple[LogCall, ...]) -> dict[str, Any]:
         "reported_calls": len(reported),
         "reported_input_tokens": rep_input,
         "reported_cached_tokens": rep_cached,
-        "reported_cache_write_tokens": sum(r.cache_write_tokens for r in reported),
-        "reported_hit_rate": round(rep_cached / rep_input, 4) if rep_input else 0.0,
+        "reported_cache_write_tokens": sum(c.reported.cache_write_tokens for c in judged if c.reported is not None),
+        "reported_hit_rate": round(rep_cached / judged_input, 4) if judged_input else 0.0,
         "verdicts": {v: verdicts[v] for v in VERDICTS},
         "count_error": {
             provider: {
