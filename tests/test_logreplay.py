@@ -438,3 +438,37 @@ def test_r_log_3_cache_vs_providers_benchmark_computes_its_table() -> None:
     assert openai["reported"] == 1280 + 1536 + 1280 + 1152
     lines = bench.section({"cache vs providers": m})
     assert lines[0] == "## Cache vs providers" and any(line.startswith("| openai | 7 |") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("control", "cause"),
+    [({"type": "ephemeral"}, "expired"), ({"type": "ephemeral", "ttl": "1h"}, "append")],
+    ids=["5m", "1h"],
+)
+def test_r_log_2_anthropic_ttl_of_cache_control_is_the_retention(tmp_path: Path, control: Any, cause: str) -> None:
+    """A 20-minute gap: past the 5-minute default, within a `ttl: 1h` the earlier call asked for."""
+    system = [{"type": "text", "text": "policy " * 1500, "cache_control": control}]
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 5, "system": system}
+    first = {**body, "messages": [{"role": "user", "content": "a"}]}
+    second = {**body, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}
+    records = [
+        {"at": "2026-03-14T09:00:00Z", "request": first},
+        {"at": "2026-03-14T09:20:00Z", "request": second},
+    ]
+    path = tmp_path / "ttl.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    rows = json.loads(ctxkit("replay", str(path), "--format", "json").out)["calls"]
+    assert rows[1]["cause"] == cause
+    assert (rows[1]["cached_tokens"] > 1500) == (cause == "append")
+
+
+def test_r_log_2_openai_prompt_cache_retention_is_the_retention(tmp_path: Path) -> None:
+    body = {"model": "gpt-4o", "messages": [{"role": "system", "content": "policy " * 1500}]}
+    records = [
+        {"at": "2026-03-14T09:00:00Z", "request": {**body, "prompt_cache_retention": "24h"}},
+        {"at": "2026-03-14T12:00:00Z", "request": body},
+    ]
+    path = tmp_path / "retention.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    rows = json.loads(ctxkit("replay", str(path), "--format", "json").out)["calls"]
+    assert rows[1]["cause"] == "append" and rows[1]["cached_tokens"] >= 1024

@@ -76,6 +76,7 @@ class _Group:
     rules: Rules
     cache: Cache
     ever: Cache  # every earlier call, no TTL and no minimum: what any call could have warmed
+    retention: int = 0  # seconds the previous call's cache entries live (its own TTL request)
     indices: list[int] = field(default_factory=list)  # local → global call index
     views: dict[int, logbreaks.View] = field(default_factory=dict)  # local index → view, within the TTL
 
@@ -158,7 +159,10 @@ class _Run:
         prompt = prompt_tokens(body.items)
         group = self._group(provider, record.model)
         keys = tuple(item.key for item in body.items)
+        # What the previous call stored lives as long as that call asked (R-LOG-2): its retention.
+        group.cache.rules = replace(group.rules, ttl_seconds=group.retention)
         hit = group.cache.add(body.items, record.at, keys)
+        group.retention = retention(record.body, group.rules.ttl_seconds)
         ever = group.ever.add(body.items, record.at, keys)
         local = len(group.indices)
         view = logbreaks.View(body, keys)
@@ -238,7 +242,7 @@ class _Run:
         if group is None:
             rules = cache.rules(provider, model, CacheRules())
             ever = Rules("implicit", 0, 1, None, EVER)
-            group = self.groups[(provider, model)] = _Group(rules, Cache(rules), Cache(ever))
+            group = self.groups[(provider, model)] = _Group(rules, Cache(rules), Cache(ever), rules.ttl_seconds)
         return group
 
     def _pricer(self, provider: str, model: str) -> Pricer:
@@ -246,6 +250,25 @@ class _Run:
         if pricer is None:
             pricer = self.pricers[(provider, model)] = Pricer(provider, model, None)
         return pricer
+
+
+RETENTION = {"5m": 300, "1h": 3600, "in-memory": 300, "in_memory": 300, "24h": 86400}
+
+
+def retention(body: dict[str, Any], default: int) -> int:
+    """How long a request asked its cache entries to live: the longest `ttl` of Anthropic's
+    `cache_control` (block or top level), OpenAI's `prompt_cache_retention`; else the table's."""
+    asked = [body.get("prompt_cache_retention")]
+    controls = [body.get("cache_control")]
+    system = body.get("system")
+    blocks = list(system) if isinstance(system, list) else []
+    for m in body.get("messages") or ():
+        content = m.get("content") if isinstance(m, dict) else None
+        blocks += content if isinstance(content, list) else []
+    controls += [b.get("cache_control") for b in blocks + list(body.get("tools") or ()) if isinstance(b, dict)]
+    asked += [c.get("ttl") for c in controls if isinstance(c, dict)]
+    seconds = [RETENTION[a] for a in asked if isinstance(a, str) and a in RETENTION]
+    return max(seconds, default=default)
 
 
 OUTPUT_FIELDS = (
