@@ -91,7 +91,7 @@ RECORDS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=st.lists(RECORDS | VALUES, min_size=1, max_size=4), skip_bad=st.booleans())
 def test_r_log_1_hostile_records_are_an_error_never_a_crash(tmp_path: Path, records: list[Any], skip_bad: bool) -> None:
     path = tmp_path / "log.jsonl"
@@ -135,7 +135,7 @@ INTERACTIONS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(interactions=st.lists(INTERACTIONS | VALUES, max_size=3))
 def test_r_log_1_hostile_cassettes_are_an_error_never_a_crash(tmp_path: Path, interactions: list[Any]) -> None:
     path = tmp_path / "cassette.json"
