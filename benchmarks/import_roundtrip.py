@@ -218,9 +218,10 @@ PROSE = (
     "`../shared/data/traffic/cassettes.jsonl.gz` is imported as `ctxkit import` does, "
     "assembled, and compared with the logged body on every field but the sampling ones "
     "(`temperature`, `stream`, …). *identical*: the same JSON; *equivalent*: the same once "
-    "text given as a string is written as the one text block the API reads it as (and the "
-    "model a log without one gets); *tokens*: the assembled body's wire tokens against the "
-    "logged body's, same counter (R-RPL-4), so only what the round trip changes shows. "
+    "text given as a string is written as the one text block the API reads it as, an "
+    "assistant's empty or missing content as null, and the model a log without one gets; "
+    "*tokens*: the assembled body's wire tokens against the logged body's, same counter "
+    "(R-RPL-4), so only what the round trip changes shows. "
     "Below the table: the first place each remaining body differs, and why import refused one."
 )
 
