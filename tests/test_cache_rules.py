@@ -196,3 +196,31 @@ def test_r_rpl_7_write_never_read_is_reported() -> None:
     assert calls[0]["cache_write_tokens"] == 88 and calls[0]["unread_write_tokens"] == 0  # read by u1·1
     last = calls[12]
     assert last["cache_write_tokens"] > 0 and last["unread_write_tokens"] == last["cache_write_tokens"]
+
+
+def _body(tmp_path: Path, model: str, cache_settings: str, provider: str = "openai") -> dict[str, Any]:
+    path = tmp_path / "f.yaml"
+    path.write_text(
+        f"ctxkit: 1\nmodel: {{provider: {provider}, name: {model}, max_input_tokens: 100000}}\n"
+        f"settings: {{cache: {cache_settings}}}\nmessages: [{{id: u, role: user, text: hi}}]\n",
+        encoding="utf-8",
+    )
+    body: dict[str, Any] = json.loads(ctxkit("assemble", str(path), "--format", "json").out)
+    return body
+
+
+def test_r_rpl_5_translators_send_the_cache_parameters(tmp_path: Path) -> None:
+    """settings.cache as the application sends it: OpenAI prompt_cache_key and, before GPT-5.6,
+    prompt_cache_retention; GPT-5.6 and later prompt_cache_options in implicit mode; Anthropic's
+    breakpoint with its ttl."""
+    older = _body(tmp_path, "gpt-4o", "{key: tenant-7, retention: 24h}")
+    assert (older["prompt_cache_key"], older["prompt_cache_retention"]) == ("tenant-7", "24h")
+    assert "prompt_cache_options" not in older
+    assert "prompt_cache_key" not in _body(tmp_path, "gpt-4o", "{}")  # nothing unless asked
+    newer = _body(tmp_path, "gpt-5.6-terra", "{}")
+    assert newer["prompt_cache_options"] == {"mode": "implicit"}
+    assert _body(tmp_path, "gpt-5.6-terra", "{ttl: 30m}")["prompt_cache_options"] == {"mode": "implicit", "ttl": "30m"}
+    claude = _body(tmp_path, "claude-opus-4-8", "{ttl: 1h}", provider="anthropic")
+    marks = [b["cache_control"] for m in claude["messages"] for b in m["content"] if "cache_control" in b]
+    marks += [b["cache_control"] for b in claude.get("system", []) if "cache_control" in b]
+    assert marks == [{"type": "ephemeral", "ttl": "1h"}]

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, overload
 
 from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.loading.domain import Fixture, Role
-from ctxkit.translate.items import Item
+from ctxkit.translate.bodies import KEYED_SETTINGS
+from ctxkit.translate.items import Item, canonical
 
 if TYPE_CHECKING:
     from ctxkit.assembly.fates import Fated
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 CAUSE_RULES = {
     "first_call": "R-RPL-1",
     "expired": "R-RPL-5",
+    "model": "R-LOG-2",
+    "parameters": "R-LOG-2",
     "tools": "R-TR-9",
     "system_date": "R-SYS-2",
     "system": "R-SYS-1",
@@ -36,6 +39,27 @@ CAUSE_RULES = {
     "drift": "R-ASM-7",
     "append": "R-RPL-6",
     "other": "R-RPL-6",
+}
+# What to change, per cause (fixture and log replay): one line each, in the table footer, the JSON
+# totals and the report page.
+CAUSE_ADVICE = {
+    "first_call": "nothing to change: the first call writes what later calls read",
+    "expired": "calls further apart than the cache lives: a longer TTL keeps it (Anthropic ttl 1h, OpenAI 24h)",
+    "model": "a cache belongs to one model: keep one model for a conversation, or switch where little is cached",
+    "parameters": "a setting the provider keys its cache on changed: keep it the same for the whole conversation",
+    "tools": "declare every tool up front, in a stable order, rather than adding or removing tools per turn",
+    "system_date": "move the date after the cached prefix (the last user message), or print only the day",
+    "system": "keep the system prompt fixed; put what changes per call after the cached prefix",
+    "summary": "each new summary rewrites the history after it: summarize less often, in larger steps",
+    "branch": "an edit starts a new branch: the cache rightly starts again there",
+    "edit": "an earlier message changed in place: leave sent messages as they were",
+    "truncation": "dropping the oldest messages moves everything after them: drop in larger steps, or summarize",
+    "head_dropped": "leading history is gone (truncation or compaction): drop or compact in larger steps",
+    "placeholder": "a full tool result became the placeholder a turn later: shorten it once, when first sent",
+    "image_cap": "an image sent before is capped now: drop old images for good instead of per call",
+    "drift": "a message that changes every turn sits inside the prefix: move it after the cached prefix",
+    "append": "healthy: only new content follows what was cached",
+    "other": "an earlier item changed: compare the break's two sides",
 }
 DRIFTING = frozenset({Origin.CUSTOM_AGENT, Origin.DOCUMENTS, Origin.PROJECT_READ_FILE, Origin.FORGOTTEN_FILES})
 STORED = frozenset({Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER})
@@ -70,6 +94,8 @@ class View:
     user: str
     system: str | None
     date: str | None
+    model: str = ""  # the model the request names
+    settings: tuple[tuple[str, str], ...] = ()  # the keyed settings sent (name, canonical JSON), R-LOG-2
 
     def source(self, index: int) -> Source:
         w, segment = self.messages[index], self.segment_of[index]
@@ -167,7 +193,11 @@ def view(result: Result, items: tuple[Item, ...], keys: tuple[str, ...], user: s
     capped = frozenset(
         r.key.rsplit("#img", 1)[0] for r in result.payload.prepared.rows if r.fate is Fate.IMAGE_CAPPED and r.key
     )
-    return View(items, keys, a.messages, segment_of, user, system, date), Dropped(a.fates, capped)
+    keyed = KEYED_SETTINGS.get(result.payload.provider, ((), ""))[0]
+    body = result.payload.body
+    settings = tuple((n, canonical(body[n])) for n in keyed if body.get(n) is not None)
+    here = View(items, keys, a.messages, segment_of, user, system, date, a.eff.model, settings)
+    return here, Dropped(a.fates, capped)
 
 
 _KEY = attrgetter("key")
@@ -227,11 +257,21 @@ def find(this: View, dropped: Dropped, cand: View | None, common: int, *, expire
     lost = _lost(this.items[common:], cand.keys[common:])
     if expired:
         cause, rule = "expired", CAUSE_RULES["expired"]
+    elif this.model != cand.model or this.settings != cand.settings:  # the provider keys its cache on these
+        changed = ["model"] if this.model != cand.model else _changed(dict(this.settings), dict(cand.settings))
+        cause = "model" if changed == ["model"] else "parameters"
+        setting = {"kind": "setting", "id": ", ".join(changed), "segment": None}
+        return Break(cause, CAUSE_RULES[cause], common, setting, setting, lost)
     else:
         cause, rule = _cause(this, dropped, cand, mine, theirs, ancestry)
     if mine is None:
         return Break(cause, rule, None, None, None, lost)
     return Break(cause, rule, common, _side(this, mine), _side(cand, theirs), lost)
+
+
+def _changed(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
+    """The settings whose value differs between two requests, by name."""
+    return [k for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
 
 
 def _lost(mine: Sequence[Item], theirs: tuple[str, ...]) -> int:

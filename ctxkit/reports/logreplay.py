@@ -17,7 +17,7 @@ from typing import Any
 from ctxkit.output import plural
 from ctxkit.replay.logs import LogCall, LogReplay
 from ctxkit.replay.verdicts import VERDICTS
-from ctxkit.reports.replay import _short_clock, _side, _sum, _usd, cache_fields, money
+from ctxkit.reports.replay import _short_clock, _side, _sum, _usd, advice_lines, cache_fields, money
 from ctxkit.reports.replay import totals as replay_totals
 
 NORMALISED_NOTE = (
@@ -170,6 +170,7 @@ def _totals_lines(data: dict[str, Any]) -> list[str]:
     )
     causes = ", ".join(f"{c['cause']} {c['lost_tokens']:,} ({c['calls']:,})" for c in t["causes"])
     lines.append(f"lost tokens by cause (calls): {causes}")
+    lines.extend(advice_lines(t["causes"]))
     if data["normalised"]:
         lines.append(f"note: {data['normalised']}")
     return lines

@@ -13,9 +13,10 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from ctxkit.output import plural
-from ctxkit.replay.breaks import Break
+from ctxkit.replay.breaks import CAUSE_ADVICE, Break
 from ctxkit.replay.driver import CallRow, Replay
 
+HEALTHY = frozenset({"append", "first_call"})  # causes that need no change
 WRITING = frozenset({"explicit", "breakpoints"})  # Anthropic, OpenAI GPT-5.6: writes reported and billed
 
 
@@ -119,7 +120,10 @@ def totals(calls: Sequence[Priced]) -> dict[str, Any]:
         "hit_rate": round(cached / prompt, 4) if prompt else 0.0,
         "cost": money(_sum([c.cost for c in calls])),
         "cost_without_cache": money(_sum([c.cost_without_cache for c in calls])),
-        "causes": [{"cause": name, "calls": n, "lost_tokens": lost} for name, (n, lost) in ranked],
+        "causes": [
+            {"cause": name, "calls": n, "lost_tokens": lost, "advice": CAUSE_ADVICE.get(name, "")}
+            for name, (n, lost) in ranked
+        ],
     }
 
 
@@ -197,10 +201,17 @@ def table(data: dict[str, Any]) -> str:
         + f"; output {t['output_tokens']:,}",
         f"cost {_usd(t['cost'])} with the predicted cache, {_usd(t['cost_without_cache'])} without",
         f"lost tokens by cause (calls): {causes}",
+        *advice_lines(t["causes"]),
     ]
     if any(c["synthetic"] for c in data["calls"]):
         lines.append("* a simulated summary (--compress-as) applies")
     return "\n".join(lines) + "\n"
+
+
+def advice_lines(causes: list[dict[str, Any]]) -> list[str]:
+    """What to change, one line per cause that broke the cache (the healthy ones need nothing)."""
+    lines = [f"  {c['cause']}: {c['advice']}" for c in causes if c["cause"] not in HEALTHY and c["advice"]]
+    return ["what to change:", *lines] if lines else []
 
 
 def _short_clock(value: str | None) -> str:

@@ -44,10 +44,32 @@ def translator(provider: str) -> Translator:
     return fn
 
 
+OPENAI_FORMAT = frozenset({Provider.OPENAI, Provider.AZURE})
+
+
+def cache_parameters(request: TranslationInput) -> dict[str, Any]:
+    """OpenAI's request-level cache parameters from `settings.cache` (R-RPL-5): `prompt_cache_key`;
+    before GPT-5.6 `prompt_cache_retention`; from GPT-5.6 on, where the seed's policy caches
+    (`settings.prompt_cache`, not for a request as logged), `prompt_cache_options` in implicit mode
+    (with `ttl` when set). Which models cache at breakpoints is the cache rules' table's word."""
+    from ctxkit.replay.rules import row
+
+    cache = request.settings.cache
+    out: dict[str, Any] = {}
+    if cache.key is not None:
+        out["prompt_cache_key"] = cache.key
+    if row(request.provider, request.model)["rules"]["mode"] == "breakpoints":
+        if request.settings.prompt_cache and not request.settings.as_logged:
+            out["prompt_cache_options"] = {"mode": "implicit", **({"ttl": cache.ttl} if cache.ttl else {})}
+    elif cache.retention is not None:
+        out["prompt_cache_retention"] = cache.retention
+    return out
+
+
 def translate(request: TranslationInput) -> Payload:
     prepared = prepare(request)
     out = translator(request.provider)(request, prepared)
-    body = out.body
+    body = {**out.body, **cache_parameters(request)} if request.provider in OPENAI_FORMAT else out.body
     if request.settings.request_fields:  # R-FIX-7: after the fields translation built, as written
         body = {**body, **request.settings.request_field_values()}
     return Payload(request.provider, body, prepared, out.origins)

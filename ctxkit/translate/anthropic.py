@@ -172,15 +172,16 @@ class _Builder:
             )
         report_wrapped(self.prepared, "anthropic", "input", self.wrapped, "R-TR-3")
 
-    def mark_cache_prefix(self, prefix: int) -> None:
-        """R-TR-8: a breakpoint on the last block that came from the cacheable prefix."""
+    def mark_cache_prefix(self, prefix: int, ttl: str | None = None) -> None:
+        """R-TR-8: a breakpoint on the last block that came from the cacheable prefix (with
+        `settings.cache.ttl`, its lifetime: `5m` or `1h`, R-RPL-5)."""
         blocks = self.system + [b for t in self.turns for b in t.blocks]
         candidates = [b for b in blocks if 0 <= b.origin < prefix]
         if not candidates:
             return
         last = max(b.origin for b in candidates)
         target = [b for b in candidates if b.origin == last][-1]
-        target.body["cache_control"] = dict(EPHEMERAL)
+        target.body["cache_control"] = {**EPHEMERAL, "ttl": ttl} if ttl else dict(EPHEMERAL)
 
 
 def tools(a: TranslationInput, called: list[str], prepared: Prepared) -> list[dict[str, Any]]:
@@ -201,7 +202,7 @@ def translate(a: TranslationInput, prepared: Prepared) -> Translated:
     for i, m in enumerate(prepared.messages):
         b.add(i, m)
     b.finish()
-    b.mark_cache_prefix(prepared.cache_prefix_messages)
+    b.mark_cache_prefix(prepared.cache_prefix_messages, a.settings.cache.ttl)
     body: dict[str, Any] = {"model": a.model, "max_tokens": a.max_output_tokens}
     origins: list[tuple[int, ...]] = [tuple(blk.origin for blk in b.system)] if b.system else []
     if b.system:
