@@ -1,4 +1,4 @@
-"""One writer for everything printed: JSON, YAML, shortened images, colour, atomic files.
+"""One writer for everything printed: JSON, YAML, shortened images, colour (files: `ctxkit.writing`).
 
 Input: plain values (payloads, reports). Output: deterministic text. JSON uses
 `indent=2`, `ensure_ascii=False` and a trailing newline; payload key order is
@@ -8,15 +8,11 @@ kept as built; colour only on a terminal and never with NO_COLOR.
 from __future__ import annotations
 
 import base64
-import contextlib
-import errno
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Set
 from decimal import Decimal
-from pathlib import Path
 from typing import IO, Any
 
 
@@ -98,39 +94,3 @@ def colour_diff(diff: str, on: bool) -> str:
         code = next((c for prefix, c in DIFF_STYLES if line.startswith(prefix)), None)
         out.append(style(line, code, True) if code else line)
     return "\n".join(out) + "\n"
-
-
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None, overwrite: bool = True) -> None:
-    """Write `data` to `path` in one step: a reader sees the old file or the new one, never half.
-
-    The bytes go to a temporary file beside `path` (same file system), are
-    flushed to disk, then moved into place. `mode` defaults to the usual
-    umask-derived mode (mkstemp's 0600 would surprise). With `overwrite=False`
-    an existing `path` is never clobbered: `FileExistsError`. Any `OSError`
-    propagates for the caller to word; the temporary file never stays behind.
-    """
-    if mode is None:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        if overwrite:
-            os.replace(tmp, path)
-            return
-        try:
-            os.link(tmp, path)  # refuses a `path` that appeared meanwhile
-        except FileExistsError:
-            raise
-        except OSError:  # no hard links on this file system: check, then move
-            if path.exists():
-                raise FileExistsError(errno.EEXIST, "File exists", str(path)) from None
-            os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +49,23 @@ def ctxkit(*args: str, stdin: str | bytes | None = None, expect: int | None = 0)
     if expect is not None:
         assert code == expect, str(run)
     return run
+
+
+@pytest.fixture
+def deadline() -> Iterator[None]:
+    """Fail (instead of hanging the suite) when the test blocks for more than 10 s (a FIFO)."""
+    import signal
+
+    def expired(signum: int, frame: object) -> None:
+        raise TimeoutError("blocked for more than 10 s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(10)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture

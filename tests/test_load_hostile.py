@@ -10,9 +10,7 @@ from __future__ import annotations
 import io
 import os
 import re
-import signal
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, cast
 
@@ -31,22 +29,6 @@ JSON_HEAD = '{"ctxkit": 1, "now": "2026-03-14T09:30:00Z", "model": {"provider": 
 @pytest.fixture(autouse=True)
 def in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # error lines name `fx.yaml`, not a temporary path
-
-
-@pytest.fixture
-def deadline() -> Iterator[None]:
-    """Fail (instead of hanging the suite) when a read blocks for more than 10 s."""
-
-    def expired(signum: int, frame: object) -> None:
-        raise TimeoutError("the loader blocked")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(10)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def write(text: str, name: str = "fx.yaml") -> str:

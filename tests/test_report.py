@@ -149,10 +149,12 @@ def test_r_html_1_overwrites_a_report_and_refuses_any_other_file(tmp_path):
     assert sorted(x.name for x in tmp_path.iterdir()) == ["notes.html", "page.html"]  # no temporary left
 
 
-def test_r_html_1_output_into_a_missing_folder_is_one_line_exit_2(tmp_path):
-    run = ctxkit("report", str(FIXTURES / "plain_chat.yaml"), "-o", str(tmp_path / "nope" / "r.html"), expect=2)
-    assert run.err.startswith("error: ") and run.err.count("\n") == 1 and "does not exist" in run.err
-    assert not (tmp_path / "nope").exists()
+def test_report_output_into_a_missing_folder_creates_it(tmp_path):
+    """Issue 19 item 17: `report -o out/x.html` makes `out/`, as `replay --payloads` does."""
+    target = tmp_path / "out" / "deeper" / "r.html"
+    ctxkit("report", str(FIXTURES / "plain_chat.yaml"), "-o", str(target))
+    assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in target.parent.iterdir()) == ["r.html"]
 
 
 def test_report_default_name_stdout_and_stdin(tmp_path, monkeypatch):

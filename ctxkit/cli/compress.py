@@ -2,7 +2,8 @@
 
 Input: a fixture and the shared options. Output: the report (text or JSON); with
 `--provider` the report shows the request as that provider's body; with
-`--summary TEXT --write OUT` a new fixture holding the summary node (R-CMP-5).
+`--summary TEXT --write OUT` a new fixture holding the summary node (R-CMP-5);
+`--write -` (or `/dev/stdout`) prints that fixture on stdout instead of the report.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ LEGEND = "split (S summarized, K kept, - skipped: no text, ~ already summarized,
     "write_path",
     metavar="OUT.yaml",
     type=click.Path(dir_okay=False),
-    help="Write the fixture with the new summary node added (needs --summary).",
+    help="Write the fixture with the new summary node added (needs --summary); '-' for stdout.",
 )
 @click.option("--force", is_flag=True, help="Let --write overwrite an existing file.")
 def compress(fixture: str, fmt: str, summary_text: str | None, write_path: str | None, force: bool, **kw: Any) -> None:
@@ -40,8 +41,9 @@ def compress(fixture: str, fmt: str, summary_text: str | None, write_path: str |
 
     With --provider the report shows the request as that provider's request body.
     """
-    from ctxkit.compression.compress import plan, report, write_back
+    from ctxkit.compression.compress import plan, report, with_summary, write_back
     from ctxkit.loading.config import resolve
+    from ctxkit.writing import means_stdout
 
     if write_path is not None and summary_text is None:
         raise click.UsageError("--write needs --summary TEXT (the summary to add)")
@@ -56,14 +58,21 @@ def compress(fixture: str, fmt: str, summary_text: str | None, write_path: str |
             raise InputError(
                 Problem(fixture, "", "--write: no summary can be added: " + (p.note or "no compression is due"))
             )
-        new_id, notes = write_back(loaded, p, summary_text, write_path, force=force)
+        to_stdout = means_stdout(write_path)
+        if to_stdout:
+            new_id, text, notes = with_summary(loaded, p, summary_text, None)
+        else:
+            new_id, notes = write_back(loaded, p, summary_text, write_path, force=force)
         for note in notes:
             warn(note)
         click.echo(
-            f"wrote {write_path}: summary node {new_id!r} (parent {p.summary_parent!r}, "
-            f"summarizes_through {p.summarizes_through!r})",
+            f"wrote {'the fixture to stdout' if to_stdout else write_path}: summary node {new_id!r} "
+            f"(parent {p.summary_parent!r}, summarizes_through {p.summarizes_through!r})",
             err=True,
         )
+        if to_stdout:
+            echo(text)  # the fixture is the output: no report beside it
+            return
     provider_request = None
     if kw.get("provider"):
         provider_request = _provider_request(p)

@@ -1,7 +1,9 @@
 """`ctxkit replay`: every model call of the conversation, its cache hit, break, cause and cost.
 
 Input: a fixture and the common options, `--calls A:B`, `--compress-as TOKENS`, `--payloads DIR`.
-Output: the table or JSON report on stdout; with `--payloads`, each call's body as `DIR/NNNN.json`.
+Output: the table or JSON report on stdout; with `--payloads`, each call's body as `DIR/NNNN.json`
+(every target checked before the replay starts, each body written to its temporary file as
+its call is made, all renamed into place once the replay is done: see `ctxkit.writing`).
 A log of recorded traffic instead of a fixture goes to `cli/logreplay.py` (R-LOG).
 """
 
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +21,9 @@ from ctxkit.cli.options import assembly_options, build_options, echo, format_opt
 from ctxkit.cli.progress import progress
 from ctxkit.errors import InputError
 from ctxkit.loading.traffic import Log
+
+if TYPE_CHECKING:
+    from ctxkit.writing import Target
 
 SLICE = re.compile(r"^\s*(-?\d+)?\s*:\s*(-?\d+)?\s*$")
 
@@ -70,6 +75,7 @@ def replay(
 
     FIXTURE may also be a log of recorded traffic (JSON lines, a cassette, OTLP JSON; .gz
     accepted): its calls are replayed as they were sent, beside the provider's own numbers."""
+    from ctxkit import writing
     from ctxkit.output import dumps, shorten_images
     from ctxkit.replay.driver import count_calls
     from ctxkit.replay.driver import replay as run_replay
@@ -81,29 +87,51 @@ def replay(
         logreplay.run(found, kw, fmt=fmt, calls_range=calls_range, skip_bad=skip_bad)
         return
     tokens = parse_compress_as(compress_as)
-    if payloads is not None and Path(payloads).exists() and not Path(payloads).is_dir():
-        raise InputError(f"--payloads {payloads!r}: exists and is not a folder")
+    if payloads is not None:
+        _check_folder(payloads)
     loaded = load(fixture, kw, data=found)
     options = build_options(kw)
     total = count_calls(loaded, options)
     first, stop = parse_calls(calls_range, total)
-    bodies: dict[int, str] = {}
+    targets = [] if payloads is None else payload_targets(Path(payloads), total)
 
-    with progress(total, "replay") as step:
+    with writing.Batch() as batch, progress(total, "replay") as step:
 
         def on_call(index: int, call: Any, result: Any) -> None:
-            if payloads is not None:
+            if targets:
                 body = result.payload.body
-                bodies[index] = dumps(body if raw else shorten_images(body, result.payload.prepared.image_b64))
+                text = dumps(body if raw else shorten_images(body, result.payload.prepared.image_b64))
+                batch.add(targets[index], text.encode("utf-8"))
             step()
 
         done = run_replay(loaded, options, compress_as=tokens, on_call=on_call)
+        batch.commit()
     for w in done.warnings:
         warn(w)
-    if payloads is not None:
-        folder = Path(payloads)
-        folder.mkdir(parents=True, exist_ok=True)
-        for index, text in bodies.items():
-            (folder / f"{index:04d}.json").write_text(text, encoding="utf-8")
     data = report(done, first=first, stop=stop)
     echo(dumps(data) if fmt == "json" else table(data))
+
+
+def _check_folder(payloads: str) -> None:
+    """`--payloads DIR` names a folder (made when missing), never stdout or a file."""
+    import os
+    import stat
+
+    from ctxkit.writing import means_stdout
+
+    if means_stdout(payloads):
+        raise InputError(f"--payloads {payloads!r}: needs a folder (each call is its own file)")
+    try:
+        info = os.stat(payloads)
+    except OSError:
+        return  # missing (or unreachable): each target's check says what is wrong
+    if not stat.S_ISDIR(info.st_mode):
+        raise InputError(f"--payloads {payloads!r}: exists and is not a folder")
+
+
+def payload_targets(folder: Path, total: int) -> list[Target]:
+    """`DIR/NNNN.json` for every call, each checked before anything is written: an existing
+    regular file of that name is replaced, anything else in the way is bad input."""
+    from ctxkit import writing
+
+    return [writing.check(folder / f"{index:04d}.json", replace=True, make_folder=True) for index in range(total)]

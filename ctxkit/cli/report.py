@@ -1,15 +1,15 @@
 """`ctxkit report`: one self-contained HTML page (R-HTML-1…4).
 
 Input: a fixture (or, with `--replay`, a log of recorded traffic) and the common options.
-Output: the page, written to a file
-(temporary file, then rename) or to stdout with `-o -`. An existing file is
-replaced only when it is an earlier ctxkit report, or with `--force`.
+Output: the page, written to a file through `ctxkit.writing` (missing folders created) or
+to stdout with `-o -` (or `-o /dev/stdout`). An existing regular file is replaced only
+when it is an earlier ctxkit report, or with `--force`; nothing else is ever replaced.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,7 +18,9 @@ from ctxkit.cli import cli, logreplay
 from ctxkit.cli.options import assembly_options, build_options, echo, load, warn
 from ctxkit.errors import InputError, RuleError
 from ctxkit.loading.traffic import Log
-from ctxkit.output import write_atomic
+
+if TYPE_CHECKING:
+    from ctxkit.writing import Target
 
 HEAD_BYTES = 4096  # the generator <meta> sits in the first lines of a report
 
@@ -35,9 +37,10 @@ def report(fixture: str, output: str | None, force: bool, with_replay: bool, **k
     """Write one self-contained HTML page: seat map, budget, fates, payload.
 
     With --replay, FIXTURE may also be a log of recorded traffic: the page of its calls."""
-    target = _target(fixture, output)
-    if target is not None:
-        _check_target(target, force)
+    from ctxkit import writing
+
+    path = _target(fixture, output)
+    target = None if path is None else _check_target(path, force)
     found = logreplay.read_input(fixture, kw, log_format=None, skip_bad=False)
     if isinstance(found, Log):
         page, failure = logreplay.page(found, kw, with_replay=with_replay), None
@@ -46,8 +49,9 @@ def report(fixture: str, output: str | None, force: bool, with_replay: bool, **k
     if target is None:
         echo(page)
     else:
-        _write(target, page)
-        click.echo(f"wrote {target} ({len(page.encode('utf-8')):,} bytes)", err=True)
+        data = page.encode("utf-8")
+        writing.write(target, data)
+        click.echo(f"wrote {target.path} ({len(data):,} bytes)", err=True)
     if failure is not None:
         raise failure
 
@@ -103,7 +107,9 @@ def _replay(loaded: Any, options: Any, warnings: list[str]) -> Any:
 
 
 def _target(fixture: str, output: str | None) -> Path | None:
-    if output == "-":
+    from ctxkit.writing import means_stdout
+
+    if output is not None and means_stdout(output):
         return None
     if output is None:
         if fixture == "-":
@@ -112,29 +118,20 @@ def _target(fixture: str, output: str | None) -> Path | None:
     return Path(output)
 
 
-def _check_target(target: Path, force: bool) -> None:
-    """R-HTML-1: a missing folder is an error; only a ctxkit report is replaced without --force."""
+def _check_target(path: Path, force: bool) -> Target:
+    """R-HTML-1: only a regular file that is an earlier ctxkit report is replaced without --force."""
+    from ctxkit import writing
+
+    exists = "exists and is not a ctxkit report; pass --force to overwrite it"
+    return writing.check(path, replace=force or _is_report, make_folder=True, exists=exists)
+
+
+def _is_report(path: Path) -> bool:
+    """Whether the regular file at `path` is an earlier ctxkit report (read bounded, never blocking)."""
+    from ctxkit.loading.files import Unreadable, read_head
     from ctxkit.reports.html import is_report
 
-    folder = target.parent
-    if not folder.is_dir():
-        raise InputError(f"{target}: the folder {str(folder)!r} does not exist")
-    if target.is_dir():
-        raise InputError(f"{target}: is a folder, not a file")
-    if not target.exists() or force:
-        return
     try:
-        with target.open("rb") as fh:
-            head = fh.read(HEAD_BYTES)
-    except OSError as exc:
-        raise InputError(f"{target}: cannot read the existing file: {exc.strerror}") from None
-    if not is_report(head):
-        raise InputError(f"{target}: exists and is not a ctxkit report; pass --force to overwrite it")
-
-
-def _write(target: Path, page: str) -> None:
-    """Write beside the target, then rename: a reader never sees half a page."""
-    try:
-        write_atomic(target, page.encode("utf-8"))
-    except OSError as exc:
-        raise InputError(f"{target}: cannot write: {exc.strerror}") from None
+        return is_report(read_head(path, HEAD_BYTES))
+    except Unreadable as exc:
+        raise InputError(f"{path}: cannot read the existing file: {exc.args[0]}") from None

@@ -67,12 +67,49 @@ class _Guarded:
         return getattr(self._inner, name)
 
 
+class _Quiet:
+    """stderr, where a failed write (`2>/dev/full`, a closed descriptor) is dropped: there is
+    nowhere left to say so, and the exit code must stay the one the run decided."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._inner.write(text))
+        except (OSError, ValueError):
+            _silence(2)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._inner.flush()
+        except (OSError, ValueError):
+            _silence(2)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 def guard() -> None:
-    """Call once before a command runs: output failures become `OutputError`."""
+    """Call once before a command runs: output failures become `OutputError`; stderr
+    failures are dropped."""
     if sys.stdout is None:
         sys.stdout = _Closed()
     elif not isinstance(sys.stdout, _Closed | _Guarded):
         sys.stdout = _Guarded(sys.stdout)
+    if sys.stderr is not None and not isinstance(sys.stderr, _Quiet):
+        sys.stderr = _Quiet(sys.stderr)
+
+
+def _silence(fd: int) -> None:
+    """Point `fd` at the null device, so what is still buffered for it cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def finish() -> None:
@@ -84,9 +121,7 @@ def finish() -> None:
 def _failed(exc: OSError) -> OutputError:
     """The error to report; what is still buffered is dropped (the exit must not retry it)."""
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
-        os.close(devnull)
+        _silence(sys.__stdout__.fileno() if sys.__stdout__ else 1)
     except (OSError, ValueError):
         pass
     return OutputError(exc.strerror or errno.errorcode.get(exc.errno or 0, str(exc)))

@@ -4,7 +4,7 @@ Input: `Effective` settings (the whole branch up to the leaf, R-CMP-1). Output:
 `CompressionPlan` — the trigger arithmetic, the split of the branch into
 summarized and kept messages (R-CMP-2/3), the summarization request as
 OpenAI-style messages (R-CMP-4) and where the new summary node hangs (R-CMP-5).
-`write_back` turns a plan and a summary text into a new fixture file.
+`write_back` turns a plan and a summary text into a new fixture file (`with_summary`: its text).
 Assembly never imports this module (R-CMP-6): a failure here cannot break it.
 """
 
@@ -24,7 +24,7 @@ from ctxkit.history.working import Kind, Segment, Working
 from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import Fixture, Role, StoredMessage
 from ctxkit.loading.templates import Templates
-from ctxkit.output import plural, write_atomic
+from ctxkit.output import plural
 from ctxkit.translate import translate
 from ctxkit.translate.common import TranslationInput
 
@@ -271,9 +271,27 @@ def write_back(
     """R-CMP-5: write the fixture with the new summary node; returns (its id, warnings).
 
     The output is the parsed document plus the node (YAML, or JSON for a `.json`
-    name), relative file paths rebased onto the output's folder, written atomically.
+    name), relative file paths rebased onto the output's folder, written through
+    `ctxkit.writing` (atomically; only a regular file replaced, and only with `force`).
     """
+    from ctxkit import writing
+
     out = Path(out_path)
+    target = writing.check(out, replace=force, make_folder=True)
+    new_id, text, warnings = with_summary(fixture, p, summary_text, out)
+    writing.write(target, text.encode("utf-8"), replace=force)
+    return new_id, warnings
+
+
+def with_summary(
+    fixture: Fixture, p: CompressionPlan, summary_text: str, out: Path | None
+) -> tuple[str, str, list[str]]:
+    """R-CMP-5: the fixture's text with the new summary node: (its id, the text, warnings).
+
+    `out` is where it will be written (its suffix picks JSON or YAML, its folder
+    the rebased paths); None for stdout (YAML, paths rebased onto the current folder).
+    """
+    shown = "-" if out is None else str(out)
     if p.summary_parent is None or p.summarizes_through is None:
         why = p.note or "no compression is due"
         raise InputError(Problem(fixture.source, "", f"nothing to write: {why}"))
@@ -287,8 +305,6 @@ def write_back(
         raise InputError(Problem("--summary", "", f"not valid UTF-8 text ({what})")) from None
     if not isinstance(fixture.raw, dict):
         raise InputError(Problem(fixture.source, "", "the fixture's document is not available"))
-    if out.exists() and not force:
-        raise _exists(out)
     from ctxkit.loading.write import exact_numbers, json_text, yaml_text
 
     doc = exact_numbers(fixture.raw, fixture.raw_floats or {})  # a copy, floats as written
@@ -306,29 +322,20 @@ def write_back(
             "text": summary_text,
         }
     )
-    out_dir = Path(os.path.realpath(out.parent))
-    warnings = [_NO_COMMENTS.format(out=out)]
+    out_dir = Path(os.path.realpath("." if out is None else out.parent))
+    warnings = [_NO_COMMENTS.format(out=shown)]
     if p.eff.leaf is not None and p.eff.leaf != fixture.leaf:
         doc["leaf"] = p.eff.leaf
         warnings.append(f"leaf set to {p.eff.leaf!r}, the branch that was compressed")
     warnings += _rebase_paths(doc, fixture.base_dir, out_dir)
-    text = json_text(doc, source=str(out)) if out.suffix.lower() == ".json" else yaml_text(doc, source=str(out))
-    try:
-        write_atomic(out, text.encode("utf-8"), overwrite=force)
-    except FileExistsError:
-        raise _exists(out) from None
-    except OSError as exc:
-        raise InputError(Problem(str(out), "", f"cannot write: {exc.strerror or exc}")) from None
-    return new_id, warnings
+    as_json = out is not None and out.suffix.lower() == ".json"
+    text = json_text(doc, source=shown) if as_json else yaml_text(doc, source=shown)
+    return new_id, text, warnings
 
 
 _NO_COMMENTS = (
     "YAML comments and formatting of the input are not carried over to {out} (it is written from the parsed document)"
 )
-
-
-def _exists(out: Path) -> InputError:
-    return InputError(Problem(str(out), "", "already exists: pass --force to overwrite it"))
 
 
 def _rebase_paths(doc: dict[str, Any], base: Path, out_dir: Path) -> list[str]:

@@ -213,15 +213,15 @@ def _write_cache(path: Path, name: str, ranks: dict[bytes, int]) -> None:
     """Best effort, atomic: a reader sees the old file, the new one, or none."""
     import hashlib
 
-    from ctxkit.output import write_atomic
+    from ctxkit import writing
+    from ctxkit.errors import InputError
 
     payload = _cache_payload(ranks)
     if payload is None or hashlib.sha256(payload).hexdigest() != _SPECS[name].cache_sha256:
         return  # it would never verify: no cache
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, payload)
-    except OSError:
+        writing.write(writing.check(path, replace=True, make_folder=True), payload)
+    except InputError:  # a link, a read-only folder...: no cache, never a write through
         pass
 
 

@@ -9,8 +9,10 @@ a FIFO without a writer cannot hang the run).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+from collections.abc import Iterator
 from typing import IO
 
 _CHUNK = 1024 * 1024
@@ -34,9 +36,36 @@ class TooBig(Unreadable):
 
 def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
     """The bytes of a regular file of at most `limit` bytes (symlinks followed)."""
+    with _open_regular(path, follow=True) as (handle, info):
+        if info.st_size > limit:
+            raise TooBig(limit)
+        try:
+            return read_bounded(handle, limit)
+        except OSError as exc:
+            raise Unreadable(exc.strerror or str(exc)) from None
+
+
+def read_head(path: str | os.PathLike[str], size: int) -> bytes:
+    """At most the first `size` bytes of a regular file, never through a link: a FIFO,
+    device or link is refused without blocking (an output target, before it is replaced)."""
+    with _open_regular(path, follow=False) as (handle, _):
+        try:
+            return handle.read(size) or b""
+        except OSError as exc:
+            raise Unreadable(exc.strerror or str(exc)) from None
+
+
+@contextlib.contextmanager
+def _open_regular(path: str | os.PathLike[str], *, follow: bool) -> Iterator[tuple[IO[bytes], os.stat_result]]:
+    """A regular file opened for reading: devices are refused without even opening them,
+    a FIFO is opened non-blocking, and what was opened is checked again (`fstat`)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        _check_kind(os.stat(path).st_mode)  # refuse devices without even opening them
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        mode = (os.stat if follow else os.lstat)(path).st_mode
+        if stat.S_ISLNK(mode):
+            raise Unreadable("is a symbolic link")
+        _check_kind(mode)
+        fd = os.open(path, flags if follow else flags | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError as exc:
         raise Missing(exc.strerror or str(exc)) from None
     except OSError as exc:
@@ -44,12 +73,10 @@ def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
     with os.fdopen(fd, "rb", buffering=0) as handle:
         try:
             info = os.fstat(fd)
-            _check_kind(info.st_mode)  # what was opened, not what the name pointed to before
-            if info.st_size > limit:
-                raise TooBig(limit)
-            return read_bounded(handle, limit)
         except OSError as exc:
             raise Unreadable(exc.strerror or str(exc)) from None
+        _check_kind(info.st_mode)  # what was opened, not what the name pointed to before
+        yield handle, info
 
 
 def read_bounded(stream: IO[bytes], limit: int) -> bytes:

@@ -317,7 +317,7 @@ def _build_extensions() -> tuple[type, type]:
     from syrupy.data import SnapshotCollections
     from syrupy.extensions.json import JSONSnapshotExtension
 
-    from ctxkit.snapshots.store import check_target, render, snapshot_files, unified_diff, write_atomic
+    from ctxkit.snapshots.store import check_target, render, snapshot_files, unified_diff, write_snapshot
 
     class PayloadSnapshotExtension(JSONSnapshotExtension):
         """Snapshots as `ctxkit snapshot` writes them: payload key order kept, atomic writes."""
@@ -344,7 +344,7 @@ def _build_extensions() -> tuple[type, type]:
             problem = check_target(path, update=True)  # never over a file ctxkit did not write
             if problem is not None:
                 raise InputError(problem)
-            write_atomic(path, str(data))
+            write_snapshot(path, str(data))
 
     class FixtureSnapshotExtension(PayloadSnapshotExtension):
         """`<snapshots>/<fixture stem>.json`, only for `FixtureItem`s; claims only its own files."""

@@ -16,12 +16,12 @@ from __future__ import annotations
 import difflib
 import enum
 import json
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxkit import output
 from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import ExitStatus, InputError, Problem, RuleError
 from ctxkit.loading.config import Options
@@ -176,14 +176,23 @@ def check_target(path: Path, *, fixtures: Iterable[str | Path] = (), update: boo
     A fixture of the run is never a snapshot; an existing target must be a regular
     file, and `update` overwrites it only when ctxkit wrote it (the marker).
     """
-    resolved = path.resolve()
+    from ctxkit import writing
+
+    try:
+        resolved = path.resolve()
+        there = os.path.lexists(path)
+    except OSError as exc:  # a name too long, a loop of links
+        return writing.refused(path, exc).problems[0]
     if any(resolved == Path(f).resolve() for f in fixtures):
         return Problem(str(path), "", "is a fixture of this run: keep the snapshots in a folder of their own")
-    if not path.exists() and not path.is_symlink():
-        return None
-    if path.is_symlink() or not path.is_file():
+    if there and (path.is_symlink() or not path.is_file()):
         return Problem(str(path), "", "is not a regular file: a snapshot is never written through it")
-    if update and not is_snapshot_file(path):
+    if update:
+        try:  # names too long, a file in the folder's place, a read-only folder
+            writing.check(path, replace=True, make_folder=True)
+        except InputError as exc:
+            return exc.problems[0]
+    if update and there and not is_snapshot_file(path):
         return Problem(
             str(path),
             "",
@@ -215,18 +224,17 @@ def read_stored(path: Path) -> str | None:
         raise InputError(Problem(str(path), "", f"cannot read the snapshot: {exc}")) from None
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write one snapshot atomically, keeping an existing file's mode (new files: 0644)."""
+def write_snapshot(path: Path, text: str) -> None:
+    """Write one snapshot through `ctxkit.writing` (atomically; a replaced file keeps its mode).
+
+    `check_target` has already decided that an existing file there is ours to replace."""
+    from ctxkit import writing
+
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InputError(Problem(str(path), "", f"cannot write the snapshot: {exc.reason}")) from None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = (path.stat().st_mode & 0o777) if path.exists() else 0o644
-        output.write_atomic(path, data, mode=mode)
-    except OSError as exc:
-        raise InputError(Problem(str(path), "", f"cannot write the snapshot: {exc}")) from None
+    writing.write(writing.check(path, replace=True, make_folder=True), data)
 
 
 # --- expanding paths -------------------------------------------------------------
@@ -368,7 +376,7 @@ def _compare(folder: Path, job: _Job, update: bool) -> Outcome:
     if stored == job.text:
         return Outcome(shown, Status.PASSED, job.fixture)
     if update:
-        write_atomic(path, job.text)
+        write_snapshot(path, job.text)
         return Outcome(shown, Status.WRITTEN, job.fixture, created=stored is None)
     if stored is None:
         return Outcome(shown, Status.MISSING, job.fixture)

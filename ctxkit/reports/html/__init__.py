@@ -22,7 +22,7 @@ from ctxkit.reports.html.view import View
 if TYPE_CHECKING:
     from ctxkit.reports.html.calls import CallsView
 
-GENERATOR_PREFIX = '<meta name="generator" content="ctxkit '
+GENERATOR = "ctxkit"  # the first word of the generator <meta>'s content: "ctxkit VERSION"
 
 # Pattern marks on an 8×8 tile, one per fill: segments differ by pattern as well as colour.
 _HATCH = '<path class="hatch" d="{}"/>'
@@ -65,8 +65,12 @@ def csp(scripts: list[str]) -> str:
 
 
 def is_report(head: bytes) -> bool:
-    """Whether a file's beginning marks it as a ctxkit report (R-HTML-1)."""
-    return GENERATOR_PREFIX.encode("ascii") in head
+    """Whether a file's beginning is a ctxkit report (R-HTML-1): its parsed `<head>` holds
+    `<meta name="generator" content="ctxkit VERSION">`. A mention of that tag anywhere
+    else (body text, a comment, a script, an attribute) does not count."""
+    from ctxkit.reports.html.marker import generator_in_head
+
+    return generator_in_head(head.decode("utf-8", errors="replace"), GENERATOR)
 
 
 def _asset(name: str) -> str:
