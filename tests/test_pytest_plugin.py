@@ -362,3 +362,61 @@ def test_ctxkit_fixtures_usage_errors(project):
     result.stderr.fnmatch_lines(["*--ctxkit-fixtures only_snapshots: no fixture files in this folder*"])
     result = run(project, "--help")
     result.stdout.fnmatch_lines(["*--ctxkit-fixtures=DIR*", "*--ctxkit-snapshots=DIR*"])
+
+
+def test_snapshot_update_keeps_the_commands_option_variants(project, monkeypatch):
+    """Issue 19 item 4: `pytest --ctxkit-fixtures fixtures --snapshot-update` deleted the
+    `ctxkit snapshot --provider …` variants stored beside its own snapshots."""
+    monkeypatch.chdir(project.path)
+    store = project.path / "fixtures" / "__snapshots__"
+    args = ("--snapshots", "fixtures/__snapshots__", "--update")
+    ctxkit("snapshot", "fixtures", *args, "--provider", "anthropic", "--provider", "gemini")
+    ctxkit("snapshot", "fixtures", *args, "--max-input-tokens", "8000")
+    variants = sorted(p.name for p in store.iterdir())
+    assert len(variants) == 9
+    result = run(project, "--ctxkit-fixtures", "fixtures", "--snapshot-update")
+    result.assert_outcomes(passed=4)
+    assert "deleted" not in result.stdout.str().lower()
+    assert sorted(p.name for p in store.iterdir()) == sorted(
+        [*variants, "budget_exhaustion.json", "plain_chat.json", "truncation.json"]
+    )
+    assert ctxkit("snapshot", "fixtures", "--snapshots", "fixtures/__snapshots__", "--provider", "gemini").code == 0
+
+
+def test_same_stem_in_nested_fixture_folders_does_not_collide(project, monkeypatch):
+    """Issue 19 item 4: `fixtures/summary.yaml` and `fixtures/replay/summary.yaml` shared one
+    snapshot; both tools now mirror the folders (`__snapshots__/replay/…`) and agree."""
+    nested = project.path / "fixtures" / "replay"
+    nested.mkdir()
+    shutil.copy(FIXTURES / "replay" / "summary.yaml", nested / "plain_chat.yaml")
+    run(project, "--ctxkit-fixtures", "fixtures", "--snapshot-update").assert_outcomes(passed=5)
+    store = project.path / "fixtures" / "__snapshots__"
+    assert (store / "replay" / "plain_chat.json").is_file() and (store / "plain_chat.json").is_file()
+    monkeypatch.chdir(project.path)
+    assert ctxkit("snapshot", "fixtures", "--snapshots", "fixtures/__snapshots__").out == "4 passed, 0 failed\n"
+    (nested / "plain_chat.yaml").unlink()
+    result = run(project, "--ctxkit-fixtures", "fixtures", "--snapshot-update")
+    result.stdout.fnmatch_lines(["Deleted plain_chat (fixtures/__snapshots__/replay/plain_chat.json)"])
+    assert (store / "plain_chat.json").is_file()
+
+
+@pytest.mark.parametrize("snapshots", ["fixtures", "."])
+def test_ctxkit_snapshots_at_or_above_the_fixtures_is_a_usage_error(project, snapshots):
+    """Issue 19 item 4: it was an INTERNALERROR with a traceback."""
+    result = run(project, "--ctxkit-fixtures", "fixtures", "--ctxkit-snapshots", snapshots)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*--ctxkit-snapshots {snapshots}: is the fixtures folder * or contains it; keep the snapshots in a folder*"]
+    )
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_the_gallery_can_be_snapshotted_as_a_folder(tmp_path):
+    """Issue 19 item 4: every gallery fixture, nested ones included, gets a snapshot of its own."""
+    from ctxkit.snapshots.names import fixtures_under
+
+    run_ = ctxkit("snapshot", str(FIXTURES), "--snapshots", str(tmp_path), "--update")
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json"))
+    expected = sorted(rel.rsplit(".", 1)[0] + ".json" for rel in fixtures_under(FIXTURES))
+    assert written == expected and len(written) > 40
+    assert run_.out.endswith(f"0 passed, 0 failed, {len(expected)} written\n")

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ctxkit.loading.read import load_fixture
 from ctxkit.output import colour_diff
+from ctxkit.snapshots import names
 from ctxkit.snapshots import store as core
 
 from .conftest import FIXTURES, ctxkit
@@ -318,10 +320,10 @@ def test_snapshot_warns_when_the_provider_would_send_another_providers_model(pro
 
 
 def test_snapshot_name_follows_the_fixture_and_option_set():
-    assert core.snapshot_name("fixtures/plain_chat.yaml") == "plain_chat.json"
-    assert core.snapshot_name("plain_chat.yaml", "anthropic") == "plain_chat.anthropic.json"
-    assert core.snapshot_name("a/b.yml", "azure", 8000) == "b.azure.max8000.json"
-    assert core.snapshot_name("b.json", None, 8000) == "b.max8000.json"
+    assert names.snapshot_name("fixtures/plain_chat.yaml") == "plain_chat.json"
+    assert names.snapshot_name("plain_chat.yaml", "anthropic") == "plain_chat.anthropic.json"
+    assert names.snapshot_name("a/b.yml", "azure", 8000) == "b.azure.max8000.json"
+    assert names.snapshot_name("b.json", None, 8000) == "b.max8000.json"
 
 
 def test_folders_expand_to_every_fixture_sorted_skipping_snapshot_folders(project):
@@ -334,14 +336,14 @@ def test_folders_expand_to_every_fixture_sorted_skipping_snapshot_folders(projec
     (fx / ".hidden" / "x.yaml").write_text("not: a fixture\n", encoding="utf-8")
     r = ctxkit("snapshot", "fx", "--snapshots", "fx/__snapshots__", "--update")
     assert [line.split()[1] for line in r.out.splitlines()[:-1]] == [
-        "fx/__snapshots__/as_json.json",
-        "fx/__snapshots__/short.json",
+        "fx/__snapshots__/deeper/as_json.json",  # the snapshots mirror the fixtures' folders
+        "fx/__snapshots__/deeper/short.json",
         "fx/__snapshots__/plain_chat.json",
         "fx/__snapshots__/truncation.json",
     ]
     # the snapshots inside the fixture folder are not taken for fixtures
     assert ctxkit("snapshot", "fx", "--snapshots", "fx/__snapshots__").out == "4 passed, 0 failed\n"
-    assert core.expand(["fx", "fx/plain_chat.yaml"], exclude=[Path("fx/__snapshots__")]) == [
+    assert names.expand(["fx", "fx/plain_chat.yaml"], exclude=[Path("fx/__snapshots__")]) == [
         "fx/deeper/as_json.json",
         "fx/deeper/short.yml",
         "fx/plain_chat.yaml",
@@ -349,15 +351,39 @@ def test_folders_expand_to_every_fixture_sorted_skipping_snapshot_folders(projec
     ]
 
 
-def test_two_fixtures_with_one_snapshot_name_are_bad_input(project):
+def test_same_stem_in_different_folders_gets_its_own_snapshot(project):
+    """Issue 19 item 4: `fixtures/summary.yaml` and `fixtures/replay/summary.yaml` both wanted
+    `summary.json`; the snapshots folder now mirrors the fixtures folder."""
     (project / "fx" / "other").mkdir()
-    shutil.copy(project / "fx" / "plain_chat.yaml", project / "fx" / "other" / "plain_chat.yaml")
-    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update", expect=2)
+    shutil.copy(project / "fx" / "truncation.yaml", project / "fx" / "other" / "plain_chat.yaml")
+    r = ctxkit("snapshot", "fx", "--snapshots", "snaps", "--update")
+    assert r.out.splitlines()[:2] == [
+        "written: snaps/other/plain_chat.json (fx/other/plain_chat.yaml): new",
+        "written: snaps/plain_chat.json (fx/plain_chat.yaml): new",
+    ]
+    other = json.loads((project / "snaps" / "other" / "plain_chat.json").read_text(encoding="utf-8"))
+    assert other == json.loads(core.snapshot_text(load_fixture("fx/truncation.yaml"), core.Options())[0])
+    assert ctxkit("snapshot", "fx", "--snapshots", "snaps", "--prune").out == "3 passed, 0 failed\n"
+
+
+def test_two_fixtures_with_one_snapshot_name_are_bad_input(project):
+    (project / "a").mkdir()
+    shutil.copy(project / "fx" / "plain_chat.yaml", project / "a" / "plain_chat.yaml")
+    r = ctxkit("snapshot", "fx", "a", "--snapshots", "snaps", "--update", expect=2)
     assert r.err == (
-        "error: fx/plain_chat.yaml: produces the same snapshot name "
-        "'plain_chat.json' as fx/other/plain_chat.yaml; rename one of them\n"
+        "error: a/plain_chat.yaml: produces the same snapshot name "
+        "'plain_chat.json' as fx/plain_chat.yaml; rename one of them\n"
     )
     assert not (project / "snaps").exists()
+
+
+@pytest.mark.parametrize("snapshots", ["fx", ".", "fx/.."])
+def test_snapshots_folder_equal_to_or_above_the_fixtures_is_bad_input(project, snapshots):
+    r = ctxkit("snapshot", "fx", "--snapshots", snapshots, "--update", expect=2)
+    assert r.err == (
+        f"error: --snapshots {snapshots}: is the fixtures folder 'fx' or contains it; keep the snapshots "
+        "in a folder of their own (for example fx/__snapshots__)\n"
+    )
 
 
 def test_bad_paths_and_usage_exit_2(project):

@@ -51,7 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.hasplugin("syrupy"):
         raise pytest.UsageError(f"--ctxkit-fixtures needs syrupy: {INSTALL_HINT}")
     _check_syrupy_version()
-    from ctxkit.snapshots.store import fixtures_under
+    from ctxkit.snapshots.names import fixtures_under
 
     base = config.invocation_params.dir
     dirs = tuple((base / d).resolve() for d in given)
@@ -63,6 +63,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_FIXTURE_DIRS] = dirs
     snapshots = config.getoption("ctxkit_snapshots")
     config.stash[_SNAPSHOT_DIR] = (base / snapshots).resolve() if snapshots else None
+    if snapshots:  # not a fixtures folder nor above one: it would hide the fixtures
+        from ctxkit.snapshots.names import check_folders
+
+        try:
+            check_folders(snapshots, (base / snapshots).resolve(), zip(dirs, given, strict=True), "--ctxkit-snapshots")
+        except InputError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection and syrupy's own bookkeeping
@@ -70,7 +77,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     dirs = config.stash.get(_FIXTURE_DIRS, ())
     if not dirs:
         return
-    from ctxkit.snapshots.store import SNAPSHOTS_DIRNAME
+    from ctxkit.snapshots.names import SNAPSHOTS_DIRNAME
 
     snapshots = config.stash.get(_SNAPSHOT_DIR, None)
     stores = [snapshots or root / SNAPSHOTS_DIRNAME for root in dirs]
@@ -84,15 +91,17 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 def _fixture_items(session: pytest.Session, root: Path, store: Path, owners: dict[Path, Path]) -> Iterator[FixtureItem]:
-    from ctxkit.snapshots.store import expand, snapshot_name
+    """One item per fixture under `root`; its snapshot mirrors its place below `root`
+    (`fixtures/replay/summary.yaml` → `<store>/replay/summary.json`), as `ctxkit snapshot` names it."""
+    from ctxkit.snapshots.names import expand_named, snapshot_name
 
-    for text in expand([str(root)], exclude=[store]):
+    for text, key in expand_named([str(root)], exclude=[store]):
         path = Path(text)
         file = FixtureFile.from_parent(session, path=path)
-        location = store / snapshot_name(path)
+        location = store / snapshot_name(path, key=key)
         clash = owners.setdefault(location, path)
         item = FixtureItem.from_parent(
-            file, name=path.stem, snapshot_path=location, clash=None if clash == path else clash
+            file, name=path.stem, snapshot_path=location, store=store, clash=None if clash == path else clash
         )
         session.ihook.pytest_collectreport(report=pytest.CollectReport(file.nodeid, "passed", None, [item]))
         yield item
@@ -110,16 +119,17 @@ def _fixture_snapshot() -> None:
 
 
 class FixtureItem(pytest.Item):
-    """One fixture compared with `<snapshots>/<stem>.json` (the `ctxkit snapshot` layout).
+    """One fixture compared with `<snapshots>/<path below the folder>.json` (the `ctxkit snapshot` layout).
 
     Not a test function, so syrupy's `snapshot` fixture (which would also bring
     syrupy's default extension into the snapshots folder, where it claims every
     file it does not know) is not used: the assertion is made on syrupy's session.
     """
 
-    def __init__(self, *, snapshot_path: Path, clash: Path | None = None, **kw: Any) -> None:
+    def __init__(self, *, snapshot_path: Path, store: Path, clash: Path | None = None, **kw: Any) -> None:
         super().__init__(**kw)
         self.snapshot_path = snapshot_path
+        self.store = store  # the snapshots folder: discovery looks at all of it
         self.clash = clash
         self.obj = _fixture_snapshot
 
@@ -198,7 +208,7 @@ def ctxkit_snapshot(request: pytest.FixtureRequest) -> Callable[..., None]:
     root = request.config.rootpath
 
     def check(fixture: str | Path, *, provider: str | None = None, max_input_tokens: int | None = None) -> None:
-        from ctxkit.snapshots.store import SNAPSHOT_SUFFIX, snapshot_name
+        from ctxkit.snapshots.names import SNAPSHOT_SUFFIX, snapshot_name
 
         label = f"{fixture}" + "".join(
             f" {k}={v!r}" for k, v in (("provider", provider), ("max_input_tokens", max_input_tokens)) if v is not None
@@ -317,6 +327,7 @@ def _build_extensions() -> tuple[type, type]:
     from syrupy.data import SnapshotCollections
     from syrupy.extensions.json import JSONSnapshotExtension
 
+    from ctxkit.snapshots.names import is_option_variant
     from ctxkit.snapshots.store import check_target, render, snapshot_files, unified_diff, write_snapshot
 
     class PayloadSnapshotExtension(JSONSnapshotExtension):
@@ -358,6 +369,9 @@ def _build_extensions() -> tuple[type, type]:
 
         @classmethod
         def discovery_dirname(cls, *, test_location: Any) -> str:
+            item = test_location.item
+            if isinstance(item, FixtureItem):
+                return str(item.store)
             return cls.dirname(test_location=test_location)
 
         @classmethod
@@ -373,11 +387,14 @@ def _build_extensions() -> tuple[type, type]:
             return isinstance(item, FixtureItem) and Path(snapshot_location) == item.snapshot_path
 
         def discover_snapshots(self, *, test_location: Any, ignore_extensions: list[str] | None = None) -> Any:
+            """The snapshots these items own: marked files anywhere in the snapshots folder, except
+            the option variants (`x.anthropic.json`, `x.max8000.json`) that only `ctxkit snapshot`
+            writes; syrupy reports (and with --snapshot-update deletes) the unused ones."""
             found = SnapshotCollections()
             if isinstance(test_location.item, FixtureItem):
-                folder = Path(self.dirname(test_location=test_location))
-                for path in snapshot_files(folder):
-                    found.add(self.read_snapshot_collection(snapshot_location=str(path)))
+                for path in snapshot_files(test_location.item.store):
+                    if not is_option_variant(path.name):
+                        found.add(self.read_snapshot_collection(snapshot_location=str(path)))
             return found
 
     for cls in (PayloadSnapshotExtension, FixtureSnapshotExtension):

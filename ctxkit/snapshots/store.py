@@ -28,10 +28,8 @@ from ctxkit.loading.config import Options
 from ctxkit.loading.domain import Fixture
 from ctxkit.output import dumps, shorten_images
 from ctxkit.reports.budget import report as budget_report
+from ctxkit.snapshots.names import SNAPSHOT_SUFFIX, check_folders, expand_named, snapshot_files_under, snapshot_name
 
-FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
-SNAPSHOT_SUFFIX = ".json"  # every snapshot file, for the CLI and the pytest plugin alike
-SNAPSHOTS_DIRNAME = "__snapshots__"  # skipped when folders are expanded (syrupy's name)
 MARKER = "ctxkit_snapshot"  # first key of every snapshot file; the value is the format version
 MARKER_VERSION = 1
 CLOCK_PROBLEM = (
@@ -107,18 +105,8 @@ class SnapshotReport:
 # --- naming and rendering ------------------------------------------------------
 
 
-def snapshot_name(fixture_path: str | Path, provider: str | None = None, max_input_tokens: int | None = None) -> str:
-    """`plain_chat.json`, `plain_chat.anthropic.json`, `plain_chat.anthropic.max8000.json`."""
-    parts = [Path(fixture_path).stem]
-    if provider:
-        parts.append(str(provider))
-    if max_input_tokens is not None:
-        parts.append(f"max{max_input_tokens}")
-    return ".".join(parts) + SNAPSHOT_SUFFIX
-
-
-def options_name(fixture_path: str | Path, options: Options) -> str:
-    return snapshot_name(fixture_path, options.provider, options.max_input_tokens)
+def options_name(fixture_path: str | Path, options: Options, key: str | None = None) -> str:
+    return snapshot_name(fixture_path, options.provider, options.max_input_tokens, key=key)
 
 
 def snapshot_document(result: Result) -> dict[str, Any]:
@@ -151,8 +139,9 @@ def snapshot_text(fixture: Fixture, options: Options) -> tuple[str, list[str]]:
 
 
 def snapshot_files(folder: Path) -> list[Path]:
-    """The snapshot files ctxkit wrote in `folder` (not below it), sorted by name."""
-    return [p for p in sorted(folder.glob(f"*{SNAPSHOT_SUFFIX}")) if is_snapshot_file(p)]
+    """The snapshot files ctxkit wrote in `folder` and the folders below it (the mirror of the
+    fixtures' folders), sorted by path."""
+    return [p for p in snapshot_files_under(folder) if is_snapshot_file(p)]
 
 
 def is_snapshot_file(path: Path) -> bool:
@@ -237,54 +226,6 @@ def write_snapshot(path: Path, text: str) -> None:
     writing.write(writing.check(path, replace=True, make_folder=True), data)
 
 
-# --- expanding paths -------------------------------------------------------------
-
-
-def expand(paths: Iterable[str], *, exclude: Sequence[Path] = ()) -> list[str]:
-    """Files as given; folders → every `*.yaml|*.yml|*.json` under them, sorted.
-
-    Hidden folders, `__snapshots__` folders and the `exclude` folders (the
-    snapshots folder) are skipped. Each file appears once, in the order found.
-    """
-    skip = [p.resolve() for p in exclude]
-    found: list[str] = []
-    missing: list[Problem] = []
-    for given in paths:
-        path = Path(given)
-        if given == "-":
-            missing.append(Problem(given, "", "snapshots are named after fixture files: stdin cannot be snapshotted"))
-        elif path.is_dir():
-            under = fixtures_under(path, skip)
-            if not under:
-                missing.append(Problem(given, "", f"no fixture files ({_FIXTURE_GLOBS}) in this folder"))
-            found.extend(str(path / rel) for rel in under)
-        elif path.is_file():
-            found.append(given)
-        else:
-            missing.append(Problem(given, "", "no such file or folder"))
-    if missing:
-        raise InputError(missing)
-    return list(dict.fromkeys(found))
-
-
-_FIXTURE_GLOBS = ", ".join(f"*{s}" for s in FIXTURE_SUFFIXES)
-
-
-def fixtures_under(root: Path, skip: Sequence[Path] = ()) -> list[str]:
-    """The fixture files below `root` (relative, sorted), outside hidden, snapshot and `skip` folders."""
-    rels = []
-    for path in root.rglob("*"):
-        rel = path.relative_to(root)
-        if path.suffix not in FIXTURE_SUFFIXES or not path.is_file():
-            continue
-        if any(part.startswith(".") or part == SNAPSHOTS_DIRNAME for part in rel.parts):
-            continue
-        if any(path.resolve().is_relative_to(s) for s in skip):
-            continue
-        rels.append(rel.as_posix())
-    return sorted(rels)
-
-
 # --- the check -------------------------------------------------------------------
 
 
@@ -313,10 +254,11 @@ def check(
     snapshot files no current job produces; only marked files are considered.
     """
     folder = Path(snapshots_dir)
-    fixtures = expand(paths, exclude=[folder])
-    jobs, warnings = _assemble_all(
-        fixtures, list(dict.fromkeys(options_list)) or [Options()], loader or _default_loader
-    )
+    paths = list(paths)
+    check_folders(str(snapshots_dir), folder.resolve(), [(Path(p).resolve(), p) for p in paths if Path(p).is_dir()])
+    named = expand_named(paths, exclude=[folder])
+    fixtures = [fixture for fixture, _ in named]
+    jobs, warnings = _assemble_all(named, list(dict.fromkeys(options_list)) or [Options()], loader or _default_loader)
     problems = [p for job in jobs if (p := check_target(folder / job.name, fixtures=fixtures, update=update))]
     if problems:
         raise InputError(problems)
@@ -334,20 +276,20 @@ def _default_loader(path: str) -> Fixture:
 
 
 def _assemble_all(
-    fixtures: Sequence[str], options_list: Sequence[Options], loader: Loader
+    fixtures: Sequence[tuple[str, str]], options_list: Sequence[Options], loader: Loader
 ) -> tuple[list[_Job], list[str]]:
     jobs: list[_Job] = []
     warnings: list[str] = []
     problems: list[Problem] = []
     owners: dict[str, str] = {}
-    for path in fixtures:
+    for path, key in fixtures:
         try:
             fixture = loader(path)
         except InputError as exc:
             problems.extend(exc.problems)
             continue
         for options in options_list:
-            name = options_name(path, options)
+            name = options_name(path, options, key)
             if owners.setdefault(name, path) != path:
                 problems.append(
                     Problem(path, "", f"produces the same snapshot name {name!r} as {owners[name]}; rename one of them")
@@ -391,7 +333,7 @@ def _prune(folder: Path, produced: set[str], update: bool) -> list[Outcome]:
         return []
     outcomes = []
     for path in snapshot_files(folder):
-        if path.name in produced:
+        if path.relative_to(folder).as_posix() in produced:
             continue
         if not update:
             outcomes.append(Outcome(str(path), Status.UNUSED))
