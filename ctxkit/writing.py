@@ -92,7 +92,7 @@ def check(
     folder, created by `write`.
     """
     path = Path(path)
-    _check_length(path)
+    check_name(path)
     try:
         info = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):  # (a file in the folder's place: said below)
@@ -107,6 +107,23 @@ def check(
             raise refuse(path, exists)
     missing = _check_folder(path, make_folder)
     return Target(path, None if info is None else stat.S_IMODE(info.st_mode), missing)
+
+
+def check_name(path: Path) -> None:
+    """The name itself: UTF-8 text, no part longer than the file system allows, not too long."""
+    _check_text(path)
+    _check_length(path)
+
+
+def _check_text(path: Path) -> None:
+    """A name must be text: bytes that are not UTF-8 (they arrive as lone surrogates) could
+    not be printed in the lines that name the file, nor stored in a snapshot's report."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ord(str(path)[exc.start])
+        what = f"byte 0x{bad - 0xDC00:02x}" if 0xDC80 <= bad <= 0xDCFF else f"U+{bad:04X}"
+        raise refuse(path, f"the name is not valid UTF-8 ({what})") from None
 
 
 def _check_length(path: Path) -> None:

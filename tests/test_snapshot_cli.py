@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.output import colour_diff
 from ctxkit.snapshots import names
@@ -362,7 +363,7 @@ def test_same_stem_in_different_folders_gets_its_own_snapshot(project):
         "written: snaps/plain_chat.json (fx/plain_chat.yaml): new",
     ]
     other = json.loads((project / "snaps" / "other" / "plain_chat.json").read_text(encoding="utf-8"))
-    assert other == json.loads(core.snapshot_text(load_fixture("fx/truncation.yaml"), core.Options())[0])
+    assert other == json.loads(core.snapshot_text(load_fixture("fx/truncation.yaml"), Options())[0])
     assert ctxkit("snapshot", "fx", "--snapshots", "snaps", "--prune").out == "3 passed, 0 failed\n"
 
 

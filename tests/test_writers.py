@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES, ctxkit
 
@@ -404,3 +406,34 @@ def test_error_with_stderr_on_dev_full_keeps_its_exit_code(args: list[str], code
             check=False,
         )
     assert result.returncode == code
+
+
+# --- fuzz: any name a user may type ---------------------------------------------------------------
+
+NAME_PARTS = st.one_of(
+    st.text(st.characters(blacklist_characters="\x00/", blacklist_categories=["Cs"]), min_size=1, max_size=12),
+    st.sampled_from(["..", ".", "-", "n" * 256, "é" * 130, "\udcff", ".ctxkit-1-0123abcd.tmp", "0001.json"]),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(NAME_PARTS, min_size=1, max_size=3), writer=st.sampled_from([*WRITERS, "snapshot"]))
+def test_any_output_name_is_written_or_refused_in_one_line(parts: list[str], writer: str, tmp_path: Path) -> None:
+    """Whatever the name (long parts, `..`, bytes that are not UTF-8, ctxkit's own temporary
+    names), a writer exits 0 or 2 with one line, never 3, and writes nothing outside its folder
+    (`snapshot` without --update only compares)."""
+    root = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+    (root / "w").mkdir(parents=True)
+    cwd = os.getcwd()
+    os.chdir(root / "w")
+    try:
+        given = "/".join(parts)
+        args = ["snapshot", PLAIN, "--snapshots", given] if writer == "snapshot" else WRITERS[writer].args(given)
+        run = ctxkit(*args, expect=None)
+    finally:
+        os.chdir(cwd)
+    assert run.code in ((0, 1, 2) if writer == "snapshot" else (0, 2)), str(run)  # (1: a snapshot is missing)
+    if run.code == 2:
+        assert len([line for line in run.err.splitlines() if line.startswith("error: ")]) == 1, run.err
+    outside = [p for p in root.rglob("*") if not p.is_relative_to(root / "w")]
+    assert outside == [] or given.startswith(".."), outside

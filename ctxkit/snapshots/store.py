@@ -168,9 +168,12 @@ def check_target(path: Path, *, fixtures: Iterable[str | Path] = (), update: boo
     from ctxkit import writing
 
     try:
+        writing.check_name(path)  # printable, not too long: also when only compared
         resolved = path.resolve()
         there = os.path.lexists(path)
-    except OSError as exc:  # a name too long, a loop of links
+    except InputError as exc:
+        return exc.problems[0]
+    except OSError as exc:  # a loop of links
         return writing.refused(path, exc).problems[0]
     if any(resolved == Path(f).resolve() for f in fixtures):
         return Problem(str(path), "", "is a fixture of this run: keep the snapshots in a folder of their own")
