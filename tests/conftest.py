@@ -51,13 +51,17 @@ def ctxkit(*args: str, stdin: str | bytes | None = None, expect: int | None = 0)
     return run
 
 
+class Blocked(BaseException):
+    """Raised by `deadline`; not an OSError (as TimeoutError is), so no `except OSError` hides it."""
+
+
 @pytest.fixture
 def deadline() -> Iterator[None]:
     """Fail (instead of hanging the suite) when the test blocks for more than 10 s (a FIFO)."""
     import signal
 
     def expired(signum: int, frame: object) -> None:
-        raise TimeoutError("blocked for more than 10 s")
+        raise Blocked("blocked for more than 10 s")
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.alarm(10)

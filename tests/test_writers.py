@@ -437,3 +437,29 @@ def test_any_output_name_is_written_or_refused_in_one_line(parts: list[str], wri
         assert len([line for line in run.err.splitlines() if line.startswith("error: ")]) == 1, run.err
     outside = [p for p in root.rglob("*") if not p.is_relative_to(root / "w")]
     assert outside == [] or given.startswith(".."), outside
+
+
+# --- the tokenizer cache is a writer too ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_tokenizer_cache_never_writes_through_a_link_or_reads_a_fifo(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deadline: None
+) -> None:
+    """The parsed-ranks cache goes through the same writer: a link where it goes is left alone
+    (the file it points to untouched), and a FIFO there neither hangs counting nor is replaced."""
+    from ctxkit.counting import tokens
+
+    monkeypatch.setattr(tokens, "_COUNTERS", {})
+    monkeypatch.setenv("CTXKIT_CACHE_DIR", str(tmp_path))
+    path = tokens._cache_path("cl100k_base")
+    assert path is not None
+    if kind == "link":
+        (tmp_path / "precious.txt").write_text("precious\n", encoding="utf-8")
+        path.symlink_to(tmp_path / "precious.txt")
+    else:
+        os.mkfifo(path)
+    assert tokens.get_counter("cl100k_base").count("hello world") == 2
+    assert (path.is_symlink() and (tmp_path / "precious.txt").read_text(encoding="utf-8") == "precious\n") or (
+        stat.S_ISFIFO(os.lstat(path).st_mode)
+    )

@@ -184,14 +184,19 @@ def _cache_path(name: str) -> Path | None:
     return Path(folder) / f"{name}-{_SPECS[name].sha256[:16]}-{_CACHE_FORMAT}.ranks"
 
 
+_CACHE_LIMIT = 64 * 1024 * 1024  # far above any rank file's cache (o200k_base: about 4 MB)
+
+
 def _cached_ranks(path: Path, name: str) -> dict[bytes, int] | None:
     """The cache's ranks when its bytes have the pinned sha256, else None."""
     import hashlib
     import marshal
 
+    from ctxkit.loading.files import Unreadable, read_regular_file
+
     try:
-        payload = path.read_bytes()
-    except OSError:
+        payload = read_regular_file(path, _CACHE_LIMIT)  # a FIFO or device there is refused, never read
+    except Unreadable:
         return None
     if hashlib.sha256(payload).hexdigest() != _SPECS[name].cache_sha256:
         return None
