@@ -101,6 +101,7 @@ def derive(r: R) -> dict[str, Any]:
 
 
 def render(r: R) -> str:
+    from adversarial import section as adversarial_section
     from report_sections import sections
 
     d = derive(r)
@@ -120,7 +121,13 @@ def render(r: R) -> str:
         "fresh interpreter).",
         "",
     ]
-    body = sections(r, d) + replay_section(r) + import_roundtrip.section(r) + cache_truth.section(r)
+    body = (
+        sections(r, d)
+        + replay_section(r)
+        + import_roundtrip.section(r)
+        + cache_truth.section(r)
+        + adversarial_section(r)
+    )
     errors = ["", "## Errors", "", *[f"* {e}" for e in r["errors"]]] if r["errors"] else []
     return "\n".join(head + body + METHOD + errors) + "\n"
 

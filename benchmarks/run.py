@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import adversarial
 import generate
 import report
 from report_sections import VALIDATED
@@ -192,6 +193,11 @@ class Bench:
                 timeout=1800,
             )
 
+    def adversarial(self) -> None:
+        """Issue 19 item 5: long runs of one character class against prose of the same length."""
+        print("adversarial texts", file=sys.stderr)
+        self.r["adversarial"] = adversarial.measure(self.folder, self.n(5))
+
 
 def open_times(page: Path, runs: int) -> list[float] | None:
     """R-HTML-3: seconds until the page's load event in headless Chromium, one fresh tab per
@@ -242,6 +248,7 @@ def main() -> None:
         "replay": bench.replay,
         "import": bench.import_roundtrip,
         "traffic": bench.cache_vs_providers,
+        "adversarial": bench.adversarial,
     }
     chosen = [name for name in args.only.split(",") if name] or list(sections)
     for name in chosen:

@@ -13,6 +13,12 @@ The algorithm is BPE as tiktoken runs it: split the text with the pattern; a pie
 that is a token counts 1; otherwise start from single bytes and repeatedly merge the
 adjacent pair whose concatenation has the lowest rank (the leftmost on a tie) until
 no adjacent pair is a token.
+
+Merging a piece of n bytes here costs about n² steps, and one piece can be as long as
+a run of one character class (20,000 letters, a page of CJK text, a line of dashes),
+so the plain path is bounded by work, not by characters: a piece over MAX_PIECE bytes,
+or a text whose pieces would take more than MERGE_WORK squared bytes of merging, is
+declined (None) and tiktoken, whose merging is fast at any length, counts it.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ VERIFIED = (
 )
 _MEMO_SIZE = 200_000  # pieces remembered per encoding (a few MB at most)
 _MEMO_PIECE = 64  # longer pieces (long runs of spaces or digits) rarely recur
+MAX_PIECE = 256  # bytes: ~20 ms of merging; longer pieces go to tiktoken
+MERGE_WORK = 1 << 19  # squared bytes merged per text (~0.15 s): past it, tiktoken counts the text
 _UNVERIFIED = re.compile("[^" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in VERIFIED) + "]")
 
 
@@ -46,16 +54,23 @@ class PlainBPE:
         self._counts: dict[str, int] = {}  # piece -> its token count: words recur, merging is the slow part
 
     def count(self, text: str) -> int | None:
-        """The exact count, or None for a text with a character outside the verified blocks."""
+        """The exact count, or None for a text left to tiktoken: a character outside the
+        verified blocks, a piece over MAX_PIECE bytes, or more than MERGE_WORK of merging."""
         if not text.isascii() and _UNVERIFIED.search(text):
             return None
         ranks, counts = self.ranks, self._counts
-        total = 0
+        total, work = 0, MERGE_WORK
         for piece in self._split(text):
             n = counts.get(piece)
             if n is None:
                 data = piece.encode("utf-8")
-                n = 1 if data in ranks else len(_merge(data, ranks))
+                if data in ranks:
+                    n = 1
+                else:
+                    work -= len(data) ** 2
+                    if len(data) > MAX_PIECE or work < 0:
+                        return None
+                    n = len(_merge(data, ranks))
                 if len(piece) <= _MEMO_PIECE and len(counts) < _MEMO_SIZE:
                     counts[piece] = n
             total += n
