@@ -140,3 +140,22 @@ def test_a_missing_command_module_fails_loudly(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(cli_package, "COMMAND_MODULES", ("no_such_command",))
     with pytest.raises(ModuleNotFoundError, match="no_such_command"):
         cli_package._register()
+
+
+@pytest.mark.parametrize("command", ["validate", "assemble", "explain", "replay"])
+def test_partial_parents_are_refused_alike_by_validate_and_assemble(tmp_path, command):
+    """Issue 19 item 9 (R-FIX-2): messages without a parent among messages with one are an
+    error at their place, exit 2, in every command (validate once said ok while assemble
+    left u1 and a1 out of the request)."""
+    path = tmp_path / "fx.yaml"
+    path.write_text(
+        "ctxkit: 1\nmodel: {provider: openai, name: gpt-4o}\nmessages:\n"
+        "  - {id: u1, role: user, text: hi}\n"
+        "  - {id: a1, role: assistant, text: hello}\n"
+        "  - {id: a2, role: assistant, parent: u1, text: again}\n"
+        "  - {id: u2, role: user, parent: a2, text: more}\n",
+        encoding="utf-8",
+    )
+    run = ctxkit(command, str(path), expect=2)
+    assert one_error_line(run).startswith(f"error: {path}:/messages/1: no parent, though other messages name theirs")
+    assert run.out == ""

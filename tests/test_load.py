@@ -351,9 +351,43 @@ def test_r_fix_2_a_list_without_parents_is_linear() -> None:
     assert [m.parent for m in load(text).messages] == [None, "m1", "m2", "m2"]
 
 
-def test_r_fix_2_with_any_parent_missing_parents_are_root_children() -> None:
-    text = "messages: [{id: m1, role: user}, {id: m2, role: user}, {id: m3, role: assistant, parent: m2}]\n"
+def test_r_fix_2_parent_null_makes_a_child_of_the_root() -> None:
+    """R-FIX-2: the first message may leave `parent` out; `parent: null` puts a later one
+    at the root as well (an edit of the first message)."""
+    text = (
+        "messages: [{id: m1, role: user}, {id: m2, role: user, parent: null}, {id: m3, role: assistant, parent: m2}]\n"
+    )
     assert [m.parent for m in load(text).messages] == [None, None, "m2"]
+
+
+def test_r_fix_2_partial_parents_are_refused_where_they_are_missing() -> None:
+    """Issue 19 item 9: u1, a1, u2 without parents and a2 naming u2 once made u1, a1 and u2
+    siblings at the root, and u1 and a1 left the branch without a word. Now every message
+    after the first that names no parent is an error at its place, with the fix."""
+    text = """\
+    messages:
+      - {id: u1, role: user}
+      - {id: a1, role: assistant}
+      - {id: s1, role: summary, parent: u1, summarizes_through: u1}
+      - {id: 7, role: user}
+      - {id: "a 2", role: assistant, parent: 7}
+      - {id: u3, role: user}
+    """
+    fix = "to follow the previous message, or `parent: null` for another child of the root (R-FIX-2)"
+    assert errors(text) == [
+        f"fx.yaml:/messages/1: no parent, though other messages name theirs: write `parent: u1` {fix}",
+        f"fx.yaml:/messages/3: no parent, though other messages name theirs: write `parent: a1` {fix}",
+        f'fx.yaml:/messages/5: no parent, though other messages name theirs: write `parent: "a 2"` {fix}',
+    ]
+
+
+def test_r_fix_2_many_partial_parents_are_ten_lines_and_a_count() -> None:
+    messages = [{"id": f"m{i}", "role": "user"} for i in range(30)] + [{"id": "x", "role": "user", "parent": "m0"}]
+    doc = {"ctxkit": 1, "model": {"provider": "openai", "name": "gpt-4o"}, "messages": messages}
+    lines = errors(json.dumps(doc), "fx.json", head=False)
+    assert len(lines) == 11
+    assert lines[0].startswith("fx.json:/messages/1: no parent") and lines[9].startswith("fx.json:/messages/10: ")
+    assert lines[10] == "fx.json:/messages/11: no parent, nor do 18 later messages (R-FIX-2)"
 
 
 def test_r_fix_2_a_summary_must_name_its_parent() -> None:

@@ -184,9 +184,9 @@ def hostile_fixtures(draw: st.DrawFn) -> dict[str, Any]:
     for index in range(count):
         message: dict[str, Any] = {"id": f"m{index}", "role": "user" if index % 2 == 0 else "assistant"}
         message["text"] = draw(hostile_text)
-        if not linear:
-            parent = draw(st.sampled_from([*HOSTILE_IDS[:count], None]))
-            if parent is not None:
+        if not linear:  # a tree: named parents, `parent: null` (a root child) or none (R-FIX-2's partial parents)
+            parent = draw(st.sampled_from([*HOSTILE_IDS[:count], None, "(none)"]))
+            if parent != "(none)":
                 message["parent"] = parent
         if message["role"] == "user":
             message["files"] = draw(file_lists)

@@ -98,6 +98,7 @@ def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) ->
     previous: str | None = None
     built: list[domain.StoredMessage] = []
     append = built.append
+    unnamed: list[int] = []  # tree messages after the first without a `parent` key
     for index, m in enumerate(items):
         message_id, role = str(m["id"]), _ROLES[m["role"]]
         if role is summary or not linear:
@@ -106,6 +107,10 @@ def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) ->
                 parent = str(parent)
             elif role is summary:
                 found.append((("messages", index), "a summary node must name its parent (R-FIX-2)"))
+            elif previous is not None and "parent" not in m:
+                unnamed.append(index)
+                if len(unnamed) <= _UNNAMED_SHOWN:
+                    found.append((("messages", index), _unnamed_parent(previous)))
         else:
             parent = previous
         if role is not summary:
@@ -125,10 +130,24 @@ def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) ->
                 at=_at(m, ("messages", index), found) if "at" in m else None,
             )
         )
+    if len(unnamed) > _UNNAMED_SHOWN:
+        more = len(unnamed) - _UNNAMED_SHOWN - 1
+        found.append((("messages", unnamed[_UNNAMED_SHOWN]), f"no parent, nor do {more} later messages (R-FIX-2)"))
     return tuple(built)
 
 
 _ROLES = {role.value: role for role in domain.Role}
+_UNNAMED_SHOWN = 10  # one line each; the rest are counted in one more line
+
+
+def _unnamed_parent(previous: str) -> str:
+    """R-FIX-2: in a tree, a message after the first must say where it hangs; guessing would
+    drop messages from the branch without a word (they would be siblings at the root)."""
+    written = previous if previous.replace("_", "").replace("-", "").isalnum() else json.dumps(previous)
+    return (
+        f"no parent, though other messages name theirs: write `parent: {written}` to follow the "
+        "previous message, or `parent: null` for another child of the root (R-FIX-2)"
+    )
 
 
 def _tool_calls(
