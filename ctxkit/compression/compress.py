@@ -84,6 +84,27 @@ class CompressionPlan:
         return self.branch.summary is not None
 
 
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """R-CMP-1's arithmetic for one history size: the one place it is decided."""
+
+    reserved: int  # the fixed parts: worst-case system prompt and agent message
+    available: int  # max_input_tokens − reserved (no safety margin)
+    threshold: int  # floor(available × compression_trigger_ratio)
+    due: bool  # history > threshold, and only when there is room at all (available > 0)
+
+
+def trigger(eff: Effective, meter: Meter, history: int) -> Trigger:
+    """R-CMP-1: is a summary due for `history` tokens? Used by `compress` and by replay.
+
+    When the fixed parts alone fill the window (available ≤ 0) the threshold is negative
+    and any history exceeds it, but a summary cannot make room: not due."""
+    reserved = reserved_tokens(eff, meter)
+    available = eff.max_input_tokens - reserved
+    threshold = floor_ratio(available, eff.settings.compression_trigger_ratio)
+    return Trigger(reserved, available, threshold, available > 0 and history > threshold)
+
+
 def plan(eff: Effective) -> CompressionPlan:
     meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
     warnings: list[str] = []
@@ -93,16 +114,14 @@ def plan(eff: Effective) -> CompressionPlan:
             "prompt dated by the real clock, so this output is not reproducible "
             "(R-SYS-2)"
         )
-    reserved = reserved_tokens(eff, meter)
     branch = tree.select(eff.fixture, eff.leaf)
     after = branch.after_cutoff
     costs = [message_tokens(m, meter) for m in after]
     summary = branch.summary
     summary_tokens = 0 if summary is None else message_tokens(summary, meter)
     history = summary_tokens + sum(costs)
-    available = eff.max_input_tokens - reserved
-    threshold = floor_ratio(available, eff.settings.compression_trigger_ratio)
-    due = available > 0 and history > threshold
+    decided = trigger(eff, meter, history)
+    reserved, available, threshold, due = decided.reserved, decided.available, decided.threshold, decided.due
 
     considered = [(m, c) for m, c in zip(after, costs, strict=True) if m.text.strip()]
     budget = floor_ratio(history, eff.settings.recent_messages_ratio) if due else 0

@@ -8,6 +8,7 @@ added a simulated summary). Also the warnings about times that go backwards.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -55,6 +56,14 @@ class Call:
 SYNTHETIC_PREFIX = "~synthetic-summary-"
 
 
+class Asked(enum.Enum):
+    """Where a replayed question sits (R-RPL-1)."""
+
+    EDITED = "edited"  # an earlier user sibling of a branch question: its own calls, off the branch
+    ON_BRANCH = "on_branch"  # answered by the next stored message on the branch
+    LAST = "last"  # the fixture's own question, answered by `in_flight`
+
+
 class Planner:
     """`count()` the calls, `calls()` yields them in order (lazily: each holds a derived fixture)."""
 
@@ -85,29 +94,33 @@ class Planner:
         if not self.users:
             raise RuleError(f"{fixture.source}: no user message on the branch: nothing to answer (R-ASM-3)")
 
-    def count(self) -> int:
-        total = 0
+    def questions(self) -> Iterator[tuple[StoredMessage, StoredMessage | None, Asked]]:
+        """Each question replay asks, in order, with its stored answer: the questions the user
+        edited away, then the one on the branch; the last one is answered by `in_flight`."""
         for u in self.users:
             for s in self._edited(u):
-                total += 1 + _turns(self._answer_of(s))
+                yield s, self._answer_of(s), Asked.EDITED
             if u is self.users[-1]:
-                total += 1 + sum(1 for m in self.fixture.in_flight if m.role == "assistant")
+                yield u, None, Asked.LAST
             else:
-                total += 1 + _turns(self._next_on_branch(u))
-        return total
+                yield u, self._next_on_branch(u), Asked.ON_BRANCH
+
+    def count(self) -> int:
+        """How many calls `calls()` yields: one per question and one after each tool turn."""
+        in_flight = sum(1 for m in self.fixture.in_flight if m.role == "assistant")
+        return sum(1 + (in_flight if asked is Asked.LAST else _turns(answer)) for _, answer, asked in self.questions())
 
     def calls(self) -> Iterator[Call]:
-        for u in self.users:
-            for s in self._edited(u):
-                yield from self._stored(s, self._answer_of(s), on_branch=False)
-            if u is self.users[-1]:
+        for u, answer, asked in self.questions():
+            if asked is Asked.EDITED:
+                yield from self._stored(u, answer, on_branch=False)
+            elif asked is Asked.LAST:
                 yield from self._in_flight(u)
-                continue
-            answer = self._next_on_branch(u)
-            mine = list(self._stored(u, answer, on_branch=True))
-            due = self._compression(u, answer, mine[-1])
-            mine[-1] = replace(mine[-1], compression_due=due)
-            yield from mine
+            else:
+                mine = list(self._stored(u, answer, on_branch=True))
+                due = self._compression(u, answer, mine[-1])
+                mine[-1] = replace(mine[-1], compression_due=due)
+                yield from mine
 
     def warnings(self) -> list[str]:
         return list(self._backwards())
@@ -240,8 +253,7 @@ class Planner:
 
         The full plan walks the whole branch; replay asks after every question, so the message
         tokens are summed once along the branch and each question reads two of the sums."""
-        from ctxkit.assembly.assemble import floor_ratio, reserved_tokens
-        from ctxkit.compression.compress import message_tokens
+        from ctxkit.compression.compress import message_tokens, trigger
 
         if self._meter is None:
             self._meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
@@ -257,8 +269,7 @@ class Planner:
         history = self._running[end] - self._running[cutoff]
         if summary is not None:
             history += message_tokens(summary, meter)
-        available = eff.max_input_tokens - reserved_tokens(eff, meter)
-        return history > floor_ratio(available, eff.settings.compression_trigger_ratio)
+        return trigger(eff, meter, history).due
 
     # --- times going backwards -----------------------------------------------------------
 
