@@ -20,11 +20,13 @@ from ctxkit.cli.options import (
     echo,
     format_option,
     load_options,
+    model_per_provider,
     run_pipeline,
 )
 from ctxkit.errors import ExitStatus, InputError
 
 TWICE = ("provider", "max_input_tokens", "leaf", "tokenizer", "model")
+Side = tuple[str, dict[str, Any], str]  # fixture path, options, label
 
 
 @cli.command()
@@ -64,7 +66,7 @@ def diff(fixtures: tuple[str, ...], fmt: str, exit_code: bool, **kw: Any) -> Non
         raise SystemExit(ExitStatus.FAILED)
 
 
-def _sides(fixtures: tuple[str, ...], kw: dict[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
+def _sides(fixtures: tuple[str, ...], kw: dict[str, Any]) -> list[Side]:
     if len(fixtures) > 2:
         raise InputError("diff takes one fixture (with an option given twice) or two fixtures")
     twice = [name for name in TWICE if len(kw[name]) == 2]
@@ -90,4 +92,16 @@ def _sides(fixtures: tuple[str, ...], kw: dict[str, Any]) -> list[tuple[str, dic
         path = fixtures[n] if len(fixtures) == 2 else fixtures[0]
         label = path + (" " + " ".join(labels) if labels else "")
         sides.append((path, side, label))
+    if len(kw["provider"]) == 2 and len(kw["model"]) == 1:
+        return _model_for_its_provider(sides, kw["model"][0])
     return sides
+
+
+def _model_for_its_provider(sides: list[Side], model: str) -> list[Side]:
+    """`--provider A --provider B --model X`: X names the model of the side whose provider
+    serves it; the other side keeps the fixture's model (see `model_per_provider`)."""
+    chosen = model_per_provider([side["provider"] for _, side, _ in sides], [model])
+    return [
+        (path, {**side, "model": mine}, f"{label} model={model}" if mine and not all(chosen) else label)
+        for (path, side, label), mine in zip(sides, chosen, strict=True)
+    ]

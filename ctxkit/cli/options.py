@@ -6,7 +6,7 @@ pipeline results; warnings echoed to stderr as `warning:` lines.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -101,6 +101,34 @@ def complete_model(ctx: click.Context, incomplete: str) -> list[click.shell_comp
     providers = [chosen] if isinstance(chosen, str) else list(chosen or PROVIDERS)
     names = dict.fromkeys(name for p in providers for name in known_models(p))
     return [click.shell_completion.CompletionItem(name) for name in names if name.startswith(incomplete)]
+
+
+def model_per_provider(providers: Sequence[str | None], models: Sequence[str]) -> list[str | None]:
+    """The `--model` for each provider of a run with several (`diff`, `snapshot`); None
+    keeps the fixture's model. Each model goes to the providers that serve it (the model
+    table, else the name's shape: `models.owner_elsewhere`). One model that fits none or
+    all of them goes to all, as any option given once does; several models need one
+    provider each."""
+    from ctxkit.loading.models import owner_elsewhere
+
+    if not models:
+        return [None] * len(providers)
+    fits = {p: [m for m in models if p is not None and owner_elsewhere(p, m) is None] for p in providers}
+    if len(models) == 1:
+        takers = [p for p in providers if fits[p]]
+        every = not takers or len(takers) == len(providers)
+        return [models[0] if every or p in takers else None for p in providers]
+    if None in providers:
+        raise InputError("--model given more than once needs --provider: one model per provider")
+    for p in providers:
+        if len(fits[p]) > 1:
+            first, second = fits[p][:2]
+            raise InputError(f"--model {first!r} and {second!r} both fit --provider {p}: one model per provider")
+    chosen = [fits[p][0] if fits[p] else None for p in providers]
+    unused = [m for m in models if m not in chosen]
+    if unused:
+        raise InputError(f"--model {unused[0]!r} fits none of the providers given ({', '.join(map(str, providers))})")
+    return chosen
 
 
 def overrides(*names: str) -> Callable[[F], F]:

@@ -17,7 +17,18 @@ from typing import Any
 import click
 
 from ctxkit.cli import cli
-from ctxkit.cli.options import PROVIDER_TYPE, WINDOW_TYPE, build_options, echo, load, load_options, overrides, warn
+from ctxkit.cli.options import (
+    PROVIDER_TYPE,
+    WINDOW_TYPE,
+    build_options,
+    checked_text,
+    echo,
+    load,
+    load_options,
+    model_per_provider,
+    overrides,
+    warn,
+)
 from ctxkit.errors import ExitStatus
 
 
@@ -47,7 +58,14 @@ from ctxkit.errors import ExitStatus
     type=WINDOW_TYPE,
     help="The model's input window; repeat for one snapshot per window.",
 )
-@overrides("model", "leaf", "tokenizer", "now", "templates_file")
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    callback=checked_text,
+    help="Model name; with several --provider, repeat it: each model goes to the provider that serves it.",
+)
+@overrides("leaf", "tokenizer", "now", "templates_file")
 @load_options
 def snapshot(
     paths: tuple[str, ...],
@@ -56,6 +74,7 @@ def snapshot(
     prune: bool,
     providers: tuple[str, ...],
     windows: tuple[int, ...],
+    models: tuple[str, ...],
     **kw: Any,
 ) -> None:
     """Compare payload + budget of each fixture with its stored snapshot."""
@@ -64,9 +83,12 @@ def snapshot(
     from ctxkit.output import colour_diff, use_colour
     from ctxkit.snapshots.store import check
 
-    shared = build_options(kw)  # --model, --leaf, --tokenizer, --now, --templates: the same for every snapshot
+    shared = build_options(kw)  # --leaf, --tokenizer, --now, --templates: the same for every snapshot
+    chosen = model_per_provider(providers or (None,), models)  # a model per provider
     options_list = [
-        replace(shared, provider=p, max_input_tokens=w) for p in (providers or (None,)) for w in (windows or (None,))
+        replace(shared, provider=p, model=m, max_input_tokens=w)
+        for p, m in zip(providers or (None,), chosen, strict=True)
+        for w in (windows or (None,))
     ]
     report = check(
         paths, snapshots_dir, update=update, prune=prune, options_list=options_list, loader=lambda path: load(path, kw)

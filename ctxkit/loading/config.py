@@ -49,10 +49,18 @@ class Effective:
         return self.fixture.settings
 
 
+def provider_for_model(fixture_provider: Provider, model: str | None) -> Provider:
+    """R-FIX-0: without `--provider`, a `--model` that belongs to another provider (the model
+    table knows it there, or its name's shape says so) chooses that provider: `--model
+    claude-sonnet-4-5` on an OpenAI fixture builds the Anthropic request."""
+    owner = models.owner_elsewhere(str(fixture_provider), model) if model else None
+    return Provider(owner) if owner else fixture_provider
+
+
 def resolve(fixture: Fixture, options: Options | None = None) -> Effective:
     """Apply the precedence rules; raise InputError naming the field to add."""
     o = options or Options()
-    provider = Provider(o.provider) if o.provider else fixture.model.provider
+    provider = Provider(o.provider) if o.provider else provider_for_model(fixture.model.provider, o.model)
     name = o.model or fixture.model.name
     info = models.lookup(str(provider), name)
     if info is None and provider is not fixture.model.provider:
