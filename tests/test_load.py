@@ -718,7 +718,7 @@ def test_templates_problems_reported_at_the_template_pointer() -> None:
     """The registry's own checks run on `templates:` (a plain import, no silent fallback)."""
     assert errors("templates: {reminder.citation: ok, zz: b, a/b: c, image.label: '[{nope}]'}\n") == [
         "fx.yaml:/templates/a~1b: unknown template name 'a/b' (see `ctxkit templates`)",
-        "fx.yaml:/templates/image.label: template 'image.label' has an unknown slot '{nope}' (its slots: {id})",
+        "fx.yaml:/templates/image.label: template 'image.label' is missing its slot(s) {id} (it has {nope}: a typo?)",
         "fx.yaml:/templates/zz: unknown template name 'zz' (see `ctxkit templates`)",
     ]
 

@@ -8,6 +8,7 @@ and YAML error locations. Each test is named after the behaviour it pins down.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import textwrap
@@ -16,11 +17,13 @@ from typing import IO, cast
 
 import pytest
 
+from ctxkit.assembly.pipeline import run
 from ctxkit.errors import InputError
 from ctxkit.loading.files import TooBig, read_bounded
 from ctxkit.loading.read import load_fixture, load_templates_file
-from ctxkit.loading.templates import BUILTIN, SYSTEM_PLACEHOLDERS, check_override
+from ctxkit.loading.templates import BUILTIN, SYSTEM_PLACEHOLDERS, brace_warning, check_override
 from tests.conftest import ctxkit, peak_bytes
+from tests.helpers import texts
 
 HEAD = 'ctxkit: 1\nnow: "2026-03-14T09:30:00Z"\nmodel: {provider: openai, name: gpt-4o, max_input_tokens: 1000}\n'
 JSON_HEAD = '{"ctxkit": 1, "now": "2026-03-14T09:30:00Z", "model": {"provider": "openai", "name": "gpt-4o"}'
@@ -239,31 +242,65 @@ def test_r_fix_1_attachment_listed_twice_is_refused() -> None:
     ]
 
 
-def test_template_unknown_slot_is_refused() -> None:
-    fx = write("templates: {file.text: 'File: {name} ({size})\\n{content}'}\n")
-    assert errors(fx) == [
-        "fx.yaml:/templates/file.text: template 'file.text' has an unknown slot '{size}' (its slots: {name}, {content})"
+def test_template_word_in_braces_that_is_not_a_slot_is_sent_as_written_with_one_warning(tmp_path: Path) -> None:
+    """SPEC §5 (issue 19 item 12): `{size}` in `file.text` was an error with no escape, so an
+    application's own text could not be reproduced. Now it loads, the text is sent exactly
+    as written, and one warning per template names every such word."""
+    fx = write(
+        """\
+        templates: {file.text: "File: {name} ({size}, {size}, {{id}})\\n{content}"}
+        files: [{id: f1, name: a.txt, kind: text, text: hi}]
+        messages: [{id: m1, role: user, text: x, files: [f1]}]
+        """
+    )
+    result = run(load_fixture(fx))
+    assert texts(result)[1] == ("user", "File: a.txt ({size}, {size}, {{id}})\nhi")
+    assert [w for w in result.warnings if "template" in w] == [
+        "template 'file.text' has {size}, {{id}}, which it does not fill (its slots: {name}, {content}): "
+        "sent as written"
     ]
 
 
-def test_template_unclosed_slot_is_refused() -> None:
-    fx = write("templates: {image.label: '[image {id]', forgotten_files.line: '{id} {name} {chars'}\n")
+def test_templates_command_shows_the_system_prompt_placeholders() -> None:
+    """`ctxkit templates` said `system_prompt (no slots)`; its placeholders are what it fills."""
+    known = ["{{CURRENT_DATETIME}}", "{{REMINDER_TAG_DESCRIPTION}}", "{{CITATION_GUIDANCE}}"]
+    assert ctxkit("templates").out.splitlines()[0] == "== system_prompt (placeholders " + ", ".join(known) + ")"
+    listed = json.loads(ctxkit("templates", "--format", "json").out)
+    assert listed["system_prompt"]["placeholders"] == known and "placeholders" not in listed["file.text"]
+
+
+def test_template_missing_slot_is_still_refused_and_names_the_likely_typo() -> None:
+    fx = write("templates: {image.label: '[image {ids}]', forgotten_files.line: '{id} {name} {chars'}\n")
     assert errors(fx) == [
-        "fx.yaml:/templates/forgotten_files.line: template 'forgotten_files.line' has an unclosed slot "
-        "'{chars' (its slots: {id}, {name}, {chars})",
-        "fx.yaml:/templates/image.label: template 'image.label' has an unclosed slot '{id' (its slots: {id})",
+        "fx.yaml:/templates/forgotten_files.line: template 'forgotten_files.line' is missing its slot(s) {chars}",
+        "fx.yaml:/templates/image.label: template 'image.label' is missing its slot(s) {id} (it has {ids}: a typo?)",
     ]
 
 
-def test_template_placeholders_only_in_the_system_prompt() -> None:
-    assert check_override("system_prompt", "Now: {{CURRENT_DATETIME}}. {{CITATION_GUIDANCE}}") is None
-    assert check_override("system_prompt", "{{TODAY}}") == (
-        "template 'system_prompt' has an unknown placeholder '{{TODAY}}' (its placeholders: "
-        "{{CURRENT_DATETIME}}, {{REMINDER_TAG_DESCRIPTION}}, {{CITATION_GUIDANCE}})"
+def test_unknown_placeholder_is_warned_about_in_the_system_prompt_and_own_prompts() -> None:
+    """`{{TODAY}}` in the system_prompt template, `prompts.system` or `prompts.custom_agent` is
+    not one of the three placeholders: sent as written, one warning each."""
+    assert check_override("system_prompt", "{{TODAY}} {{CURRENT_DATETIME}}") is None
+    assert brace_warning("system_prompt", "Now: {{CURRENT_DATETIME}}. {{CITATION_GUIDANCE}}") is None
+    known = "{{CURRENT_DATETIME}}, {{REMINDER_TAG_DESCRIPTION}}, {{CITATION_GUIDANCE}}"
+    assert brace_warning("system_prompt", "{{TODAY}} {{TODAY}}") == (
+        f"template 'system_prompt' has {{{{TODAY}}}}, which it does not fill (its placeholders: {known}): "
+        "sent as written"
     )
-    assert check_override("reminder.citation", "Cite. {{CURRENT_DATETIME}}") == (
-        "template 'reminder.citation' has an unknown placeholder '{{CURRENT_DATETIME}}' (it has no slots)"
+    assert brace_warning("reminder.citation", "Cite. {{CURRENT_DATETIME}}") == (
+        "template 'reminder.citation' has {{CURRENT_DATETIME}}, which it does not fill (it has no slots): "
+        "sent as written"
     )
+    fx = write(
+        "prompts: {system: 'Hi {{TODAY}} {x}', custom_agent: 'Be {{ROLE}}.'}\n"
+        "messages: [{id: m1, role: user, text: x}]\n"
+    )
+    result = run(load_fixture(fx))
+    assert texts(result)[0][1].startswith("Hi {{TODAY}} {x}")
+    assert [w for w in result.warnings if "placeholder" in w] == [
+        f"prompts.system has {{{{TODAY}}}}, which is not a placeholder ({known}): sent as written",
+        f"prompts.custom_agent has {{{{ROLE}}}}, which is not a placeholder ({known}): sent as written",
+    ]
 
 
 def test_template_literal_braces_not_touching_a_name_are_text() -> None:
@@ -286,12 +323,12 @@ def test_templates_system_placeholders_match_the_assembler() -> None:
     }
 
 
-def test_templates_file_brace_problems_are_located() -> None:
-    Path("t.yaml").write_text("datetime_line: 'It is {datetime} ({timezone})'\n")
+def test_templates_file_missing_slot_is_located() -> None:
+    Path("t.yaml").write_text("datetime_line: 'It is {timezone}'\n")
     with pytest.raises(InputError) as caught:
         load_templates_file("t.yaml")
     assert caught.value.lines() == [
-        "t.yaml:/datetime_line: template 'datetime_line' has an unknown slot '{timezone}' (its slots: {datetime})"
+        "t.yaml:/datetime_line: template 'datetime_line' is missing its slot(s) {datetime} (it has {timezone}: a typo?)"
     ]
 
 

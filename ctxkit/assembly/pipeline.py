@@ -16,6 +16,7 @@ from ctxkit.history.working import Image
 from ctxkit.loading import models
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Fixture
+from ctxkit.loading.templates import text_warnings
 from ctxkit.translate import Payload, items, translate
 from ctxkit.translate.common import TranslationInput
 
@@ -57,7 +58,8 @@ class Result:
     def warnings(self) -> list[str]:
         eff = self.assembly.eff
         mismatch = models.provider_mismatch(str(eff.provider), eff.model)
-        found = [*([mismatch] if mismatch else []), *self.assembly.record.warnings, *self.payload.prepared.warnings]
+        found = [*([mismatch] if mismatch else []), *text_warnings(eff.templates, eff.fixture.prompts)]
+        found += [*self.assembly.record.warnings, *self.payload.prepared.warnings]
         over = self.over_window_tokens()
         if over:
             found.append(items.over_window_warning(self.wire_tokens(), self.max_input_tokens) or "")

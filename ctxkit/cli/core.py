@@ -55,16 +55,29 @@ def schema() -> None:
 @cli.command()
 @format_option("text", "json")
 def templates(fmt: str) -> None:
-    """List the built-in texts by name."""
-    from ctxkit.loading.templates import BUILTIN
+    """List the built-in texts by name, with their slots (`system_prompt`: its placeholders)."""
+    from ctxkit.loading.templates import BUILTIN, SYSTEM_PLACEHOLDERS
     from ctxkit.output import dumps
 
+    def placeholders(name: str) -> list[str]:
+        return ["{{" + p + "}}" for p in SYSTEM_PLACEHOLDERS] if name == "system_prompt" else []
+
     if fmt == "json":
-        echo(dumps({name: {"text": text, "slots": list(slots)} for name, (text, slots) in BUILTIN.items()}))
+        echo(
+            dumps(
+                {
+                    name: {"text": text, "slots": list(slots)}
+                    | ({"placeholders": found} if (found := placeholders(name)) else {})
+                    for name, (text, slots) in BUILTIN.items()
+                }
+            )
+        )
         return
     for name, (text, slots) in BUILTIN.items():
-        slot_list = ", ".join("{" + s + "}" for s in slots) or "no slots"
-        click.echo(f"== {name} ({slot_list})")
+        shown = ", ".join("{" + s + "}" for s in slots) or "no slots"
+        if found := placeholders(name):
+            shown = "placeholders " + ", ".join(found)
+        click.echo(f"== {name} ({shown})")
         click.echo(text)
         click.echo()
 

@@ -23,7 +23,7 @@ from ctxkit.history import tree
 from ctxkit.history.working import Kind, Segment, Working
 from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import Fixture, Role, StoredMessage
-from ctxkit.loading.templates import Templates
+from ctxkit.loading.templates import Templates, text_warnings
 from ctxkit.output import plural
 from ctxkit.translate import translate
 from ctxkit.translate.common import TranslationInput
@@ -114,6 +114,7 @@ def plan(eff: Effective) -> CompressionPlan:
             "prompt dated by the real clock, so this output is not reproducible "
             "(R-SYS-2)"
         )
+    warnings += text_warnings(eff.templates, eff.fixture.prompts)  # docs/rules.md#templates
     branch = tree.select(eff.fixture, eff.leaf)
     after = branch.after_cutoff
     costs = [message_tokens(m, meter) for m in after]

@@ -11,6 +11,10 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctxkit.loading.domain import Prompts
 
 _SYSTEM_PROMPT = """\
 You are the assistant of a team's chat workspace. Give accurate, well-organised \
@@ -168,7 +172,10 @@ BUILTIN: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 def check_override(name: str, text: object) -> str | None:
-    """Return what is wrong with overriding `name` by `text`, or None."""
+    """Return what is wrong with overriding `name` by `text`, or None.
+
+    Wrong: an unknown name, a text that is not a string, a slot left out. A brace that
+    is not a slot is not wrong: it is sent as written, with a warning (`brace_warning`)."""
     if name not in BUILTIN:
         return f"unknown template name {name!r} (see `ctxkit templates`)"
     if not isinstance(text, str):
@@ -176,35 +183,58 @@ def check_override(name: str, text: object) -> str | None:
     slots = BUILTIN[name][1]
     missing = [s for s in slots if "{" + s + "}" not in text]
     if missing:
-        return _brace_problem(name, text, slots) or (
-            f"template {name!r} is missing its slot(s) " + ", ".join("{" + s + "}" for s in missing)
-        )
-    return _brace_problem(name, text, slots)
-
-
-# An opening brace before a word: `{{WORD}}`, `{word}` or `{word` (unclosed).
-_BRACED_WORD = re.compile(r"\{\{(\w+)\}\}|\{(\w+)\}|\{(\w+)")
-
-
-def _brace_problem(name: str, text: str, slots: tuple[str, ...]) -> str | None:
-    """A `{` directly before a name starts a slot: it must be one of the template's own.
-
-    `system_prompt` has its `{{PLACEHOLDER}}`s instead. Any other brace is literal text,
-    so JSON such as `{"a": 1}` or `{ x }` can be written; `{name` without its `}` or a
-    slot the template does not have is a mistake (a typo, another template's slot).
-    """
-    for match in _BRACED_WORD.finditer(text):
-        placeholder, slot, unclosed = match.groups()
-        if placeholder is not None and name == "system_prompt" and placeholder in SYSTEM_PLACEHOLDERS:
-            continue
-        if slot is not None and slot in slots:
-            continue
-        if unclosed is not None:
-            problem = f"has an unclosed slot {match[0]!r}"
-        else:
-            problem = f"has an unknown {'slot' if placeholder is None else 'placeholder'} {match[0]!r}"
-        return f"template {name!r} {problem} ({_allowed(name, slots)})"
+        unknown = unknown_braces(name, text)
+        hint = f" (it has {', '.join(unknown)}: a typo?)" if unknown else ""
+        return f"template {name!r} is missing its slot(s) " + ", ".join("{" + s + "}" for s in missing) + hint
     return None
+
+
+# A name in braces: `{{WORD}}` (a system prompt placeholder) or `{word}` (a slot).
+_BRACED_WORD = re.compile(r"\{\{(\w+)\}\}|\{(\w+)\}")
+
+
+def unknown_braces(name: str, text: str) -> list[str]:
+    """The `{word}`s that are not the template's slots and the `{{WORD}}`s that are not its
+    placeholders (only `system_prompt` has them), as written, once each, in order."""
+    slots = BUILTIN[name][1]
+    placeholders = SYSTEM_PLACEHOLDERS if name == "system_prompt" else ()
+    found: dict[str, None] = {}
+    for match in _BRACED_WORD.finditer(text):
+        placeholder, slot = match.groups()
+        if placeholder in placeholders or placeholder in slots or slot in slots:  # `{{slot}}`: filled inside
+            continue
+        found[match[0]] = None
+    return list(found)
+
+
+def brace_warning(name: str, text: str) -> str | None:
+    """Docs/rules.md#templates: one warning per template for the names in braces it does not
+    fill (a likely typo); the text is still sent exactly as written."""
+    unknown = unknown_braces(name, text)
+    if not unknown:
+        return None
+    return (
+        f"template {name!r} has {', '.join(unknown)}, which it does not fill "
+        f"({_allowed(name, BUILTIN[name][1])}): sent as written"
+    )
+
+
+def placeholder_warning(field: str, text: str | None) -> str | None:
+    """An own prompt (`prompts.system`, `prompts.custom_agent`) with a `{{WORD}}` that is not
+    one of the three placeholders: sent as written, with a warning (a likely typo)."""
+    if not text or "{{" not in text:
+        return None
+    unknown = dict.fromkeys(m[0] for m in _BRACED_WORD.finditer(text) if m[1] and m[1] not in SYSTEM_PLACEHOLDERS)
+    if not unknown:
+        return None
+    known = ", ".join("{{" + p + "}}" for p in SYSTEM_PLACEHOLDERS)
+    return f"{field} has {', '.join(unknown)}, which is not a placeholder ({known}): sent as written"
+
+
+def text_warnings(templates: Templates, prompts: Prompts) -> list[str]:
+    """Braces that the overridden templates and the fixture's own prompts do not fill."""
+    own = (placeholder_warning(f"prompts.{name}", getattr(prompts, name)) for name in ("system", "custom_agent"))
+    return [*templates.warnings, *(w for w in own if w)]
 
 
 def _allowed(name: str, slots: tuple[str, ...]) -> str:
@@ -226,13 +256,18 @@ def validate_overrides(overrides: Mapping[str, object]) -> list[tuple[str, str]]
 @dataclass(frozen=True, slots=True)
 class Templates:
     texts: Mapping[str, str]
+    warnings: tuple[str, ...] = ()  # one per overridden template with braces it does not fill
 
     @classmethod
     def build(cls, *layers: Iterable[tuple[str, str]]) -> Templates:
         texts = {name: text for name, (text, _) in BUILTIN.items()}
+        overridden: dict[str, None] = {}
         for layer in layers:
-            texts.update(layer)
-        return cls(texts)
+            for name, text in layer:
+                texts[name] = text
+                overridden[name] = None
+        found = (brace_warning(name, texts[name]) for name in sorted(overridden))
+        return cls(texts, tuple(w for w in found if w))
 
     def raw(self, name: str) -> str:
         return self.texts[name]
