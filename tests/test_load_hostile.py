@@ -243,7 +243,7 @@ def test_r_fix_1_attachment_listed_twice_is_refused() -> None:
 
 
 def test_template_word_in_braces_that_is_not_a_slot_is_sent_as_written_with_one_warning(tmp_path: Path) -> None:
-    """SPEC §5 (issue 19 item 12): `{size}` in `file.text` was an error with no escape, so an
+    """docs/rules.md#templates (issue 19 item 12): `{size}` in `file.text` was an error with no escape, so an
     application's own text could not be reproduced. Now it loads, the text is sent exactly
     as written, and one warning per template names every such word."""
     fx = write(
