@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 from collections.abc import Set
 from decimal import Decimal
 from typing import IO, Any
@@ -23,7 +24,31 @@ def plural(count: int, noun: str, *, grouped: bool = False) -> str:
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    """The JSON of everything printed. A non-finite number (`Infinity`, `NaN`) is not JSON: it
+    is refused (ValueError, a bug: inputs are bounded at load) rather than written."""
+    return json_escaped(json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+_C1 = re.compile("[\x7f-\x9f]")  # json.dumps escapes C0 controls but writes DEL and C1 as they are
+
+
+def json_escaped(text: str) -> str:
+    """JSON text with DEL and the C1 controls (U+009B is a one-character escape sequence on
+    some terminals) as `\\u009b` escapes: the same JSON value, safe to print."""
+    return _C1.sub(lambda m: f"\\u{ord(m[0]):04x}", text) if _C1.search(text) else text
+
+
+# C0 and C1 control characters and DEL: every terminal escape sequence (colours, titles,
+# hyperlinks, clearing the screen) starts with one. Newlines and tabs are kept.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text from a fixture as a terminal should get it: control characters written as
+    Python escapes (`\\x1b`, `\\r`), so a fixture cannot retitle, recolour or clear the
+    terminal or plant a hyperlink; newlines and tabs kept. For human formats only: JSON
+    and YAML already escape what they must."""
+    return _CONTROLS.sub(lambda m: repr(m[0])[1:-1], text) if _CONTROLS.search(text) else text
 
 
 def json_number(value: Decimal) -> int | float:

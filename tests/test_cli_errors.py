@@ -69,13 +69,11 @@ def test_stdin_fixture():
     assert '"model": "gpt-4o-mini"' in r.out
 
 
-def test_debug_shows_traceback_for_errors():
-    from ctxkit.errors import InputError
-
-    with pytest.raises(InputError):
-        from ctxkit.cli import main
-
-        main(["--debug", "assemble", "no/such/file.yaml"])
+def test_debug_shows_a_traceback_and_keeps_the_exit_code():
+    """Issue 19 item 15: --debug re-raised the error, so bad input exited 1 instead of 2."""
+    run = ctxkit("--debug", "assemble", "no/such/file.yaml", expect=2)
+    assert "Traceback (most recent call last)" in run.err and "InputError" in run.err
+    assert run.err.splitlines()[-1] == "error: no/such/file.yaml: cannot read: No such file or directory"
 
 
 @settings(max_examples=60, deadline=None)
@@ -159,3 +157,121 @@ def test_partial_parents_are_refused_alike_by_validate_and_assemble(tmp_path, co
     run = ctxkit(command, str(path), expect=2)
     assert one_error_line(run).startswith(f"error: {path}:/messages/1: no parent, though other messages name theirs")
     assert run.out == ""
+
+
+# --- issue 19 item 15: bad input that ended in exit 3 ----------------------------------------
+
+
+@pytest.mark.parametrize("at", ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00"])
+def test_dates_whose_offset_leaves_years_1_to_9999_are_bad_input(tmp_path, at):
+    """Replay converts every clock to UTC; these overflowed there (exit 3)."""
+    path = tmp_path / "fx.yaml"
+    path.write_text(
+        "ctxkit: 1\nmodel: {provider: openai, name: gpt-4o}\nmessages:\n"
+        f"  - {{id: u1, role: user, text: hi, at: '{at}'}}\n",
+        encoding="utf-8",
+    )
+    run = ctxkit("replay", str(path), expect=2)
+    assert one_error_line(run) == (
+        f"error: {path}:/messages/0/at: not an ISO 8601 date-time with a zone: '{at}' "
+        "(with its offset it falls outside years 1-9999 in UTC)"
+    )
+    run = ctxkit("assemble", PLAIN, "--now", at, expect=2)
+    assert one_error_line(run).startswith(f"error: --now: '{at}' is not an ISO 8601 date-time (with its offset")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["replay", PLAIN, "--compress-as", "²"],  # "²".isdigit() is true, int("²") fails
+        ["report", PLAIN, "--max-input-tokens", "1e309"],
+        ["assemble", PLAIN, "--max-input-tokens", "1e309"],
+    ],
+)
+def test_odd_numbers_in_options_are_bad_input(args):
+    one_error_line(ctxkit(*args, expect=2))
+
+
+def test_an_encoding_that_cannot_write_the_output_is_one_error_line(monkeypatch):
+    """PYTHONIOENCODING=latin-1 and a payload with U+2014: exit 2 naming the cure, not exit 3."""
+    import io
+    import sys
+
+    from ctxkit.cli import stdout
+
+    latin = io.TextIOWrapper(io.BytesIO(), encoding="latin-1")
+    monkeypatch.setattr(sys, "stdout", latin)
+    guarded = stdout._Guarded(latin)
+    with pytest.raises(stdout.OutputError) as caught:
+        guarded.write("a \u2014 b")
+    assert str(caught.value) == (
+        "cannot write output: stdout's encoding (latin-1) cannot write '\u2014' (U+2014): set PYTHONIOENCODING=utf-8"
+    )
+
+
+def test_an_encoding_that_cannot_write_the_output_exits_2_in_a_real_process():
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxkit", "assemble", PLAIN, "--format", "text"],
+        capture_output=True, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.decode("latin-1").splitlines()[-1].startswith("error: cannot write output: stdout's encoding")
+
+
+def test_ctrl_c_while_the_command_line_is_imported_is_one_line_and_130():
+    """A KeyboardInterrupt during start-up (here: while click is imported) printed a
+    traceback; the entry point catches it around the import too."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'click':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "sys.argv = ['ctxkit', 'templates']\n"
+        "from ctxkit.__main__ import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stderr, done.stdout) == (130, "error: interrupted\n", "")
+
+
+def test_integral_floats_in_integer_fields_are_read_as_integers(tmp_path):
+    """JSON Schema counts 2.0 as an integer: `image_cap: 2.0` crashed replay (exit 3, a float
+    slice index) and `tokens: 3.0` came out as `"tokens": 3.0` in reports."""
+    import json
+
+    path = tmp_path / "fx.json"
+    path.write_text(
+        '{"ctxkit": 1, "now": "2026-03-14T09:30:00Z", '
+        '"model": {"provider": "openai", "name": "gpt-4o", "max_input_tokens": 5000.0}, '
+        '"settings": {"image_cap": 2.0, "tool_result_placeholder_tokens": 1e1}, '
+        '"messages": [{"id": "u1", "role": "user", "text": "hi", "tokens": 3.0}]}',
+        encoding="utf-8",
+    )
+    ctxkit("replay", str(path))
+    budget = json.loads(ctxkit("budget", str(path), "--format", "json").out)
+    assert budget["max_input_tokens"] == 5000 and isinstance(budget["max_input_tokens"], int)
+    assert '"tokens": 3,' in ctxkit("explain", str(path), "--format", "json").out
+
+
+def test_prices_are_bounded_at_load(tmp_path):
+    """Issue 19 item 14: a price so large that costs overflowed to Infinity (invalid JSON) is
+    bad input, at its place; a dollar a token (1,000,000 per million) is the ceiling."""
+    path = tmp_path / "fx.json"
+    path.write_text(
+        '{"ctxkit": 1, "model": {"provider": "openai", "name": "gpt-4o"}, '
+        '"settings": {"prices": {"input": 1e300, "output": 1000000}}, '
+        '"messages": [{"id": "u1", "role": "user", "text": "hi"}]}',
+        encoding="utf-8",
+    )
+    run = ctxkit("replay", str(path), expect=2)
+    assert one_error_line(run) == f"error: {path}:/settings/prices/input: must be <= 1000000, got 1e+300"

@@ -376,3 +376,55 @@ def test_alias_expansion_past_both_bounds_names_the_size_limit(folder: Path) -> 
     with pytest.raises(InputError) as caught:
         load_fixture(str(folder / "alias.yaml"), max_size=32 * 1024)
     assert "aliases expand the document past the size limit of 32 KiB" in caught.value.lines()[0]
+
+
+# --- odd numbers (issue 19 items 14, 15): any number in any numeric field → exit 0, 1 or 2,
+# and a JSON report that is JSON (no Infinity or NaN) ----------------------------------------
+
+ODD_NUMBERS = [
+    "1e400", "-1e400", "1e308", "1.7976931348623157e308", "1e-400", "4.9e-324", "-0.0", "0", "0.5", "1",
+    "1e6", "1000000.5", "99999999999999999999999", "NaN", "Infinity", "-1",
+]  # fmt: skip
+NUMERIC_FIELDS = [
+    '"settings": {"prices": {"input": N, "output": 1}}',
+    '"settings": {"prices": {"input": 1, "output": N, "cache_write": N}}',
+    '"settings": {"safety_margin": N}',
+    '"settings": {"compression_trigger_ratio": N}',
+    '"settings": {"tool_result_placeholder_tokens": N}',
+    '"settings": {"cache": {"ttl_seconds": N, "min_tokens": N}}',
+    '"settings": {"image_cap": N, "last_n_user_messages": N}',
+    '"model": {"provider": "anthropic", "name": "claude-sonnet-4-5", "max_input_tokens": N, "max_output_tokens": N}',
+    '"files": [{"id": "f1", "name": "a", "kind": "text", "text": "x", "tokens": N, "chars": N}]',
+]
+ODD_COMMANDS = [["replay", "--format", "json"], ["budget", "--format", "json"], ["compress", "--format", "json"]]
+
+
+def _no_constants(name: str) -> None:
+    raise AssertionError(f"{name} is not JSON")
+
+
+@FUZZ
+@given(
+    number=st.sampled_from(ODD_NUMBERS),
+    field=st.sampled_from(NUMERIC_FIELDS),
+    command=st.sampled_from(ODD_COMMANDS),
+)
+def test_odd_numbers_end_cleanly_and_reports_stay_json(
+    folder: Path, number: str, field: str, command: list[str]
+) -> None:
+    body = field.replace("N", number)
+    head = '"model": {"provider": "openai", "name": "gpt-4o"}, ' if '"model"' not in body else ""
+    files = ', "files": ["f1"]' if '"files"' in body else ""
+    messages = (
+        '"messages": [{"id": "u1", "role": "user", "text": "hi"}, '
+        '{"id": "a1", "role": "assistant", "text": "yo"}, '
+        f'{{"id": "u2", "role": "user", "text": "again"{files}}}]'
+    )
+    path = folder / "odd.json"
+    text = '{"ctxkit": 1, "now": "2026-03-14T09:30:00Z", ' + head + body + ", " + messages + "}"
+    path.write_text(text, encoding="utf-8")
+    run = ctxkit(command[0], str(path), *command[1:], expect=None)
+    assert run.code in (0, 1, 2), str(run)
+    assert "Traceback" not in run.err and "internal error" not in run.err, str(run)
+    if run.code == 0:
+        json.loads(run.out, parse_constant=_no_constants)

@@ -17,7 +17,7 @@ PROJECT = PYPROJECT["project"]
 def test_distribution_is_ctxkit_cli_with_the_ctxkit_command_and_package():
     """`ctxkit` on the package index is an unrelated project: the distribution is ctxkit-cli."""
     assert PROJECT["name"] == "ctxkit-cli"
-    assert PROJECT["scripts"] == {"ctxkit": "ctxkit.cli:main"}
+    assert PROJECT["scripts"] == {"ctxkit": "ctxkit.__main__:main"}
     assert PROJECT["entry-points"]["pytest11"] == {"ctxkit": "ctxkit.snapshots.pytest_plugin"}
     assert importlib.metadata.version("ctxkit-cli") == ctxkit.__version__
 

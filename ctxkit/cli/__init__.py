@@ -61,9 +61,11 @@ def main(argv: list[str] | None = None) -> None:
         stdout.finish()
     except CtxkitError as exc:
         if debug:
-            raise
+            _traceback()
+        from ctxkit.output import printable
+
         for line in exc.lines():
-            click.echo(f"error: {line}", err=True)
+            click.echo(f"error: {printable(line)}", err=True)
         sys.exit(exc.status)
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, KeyboardInterrupt):
@@ -81,12 +83,19 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(ExitStatus.OK)
     except SystemExit:
         raise
-    except Exception as exc:  # a bug: still one line, unless --debug
+    except Exception as exc:  # a bug: still one line, with a traceback before it under --debug
         if debug:
-            raise
+            _traceback()
         click.echo(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", err=True)
         sys.exit(ExitStatus.INTERNAL)
     sys.exit(ExitStatus.OK)
+
+
+def _traceback() -> None:
+    """--debug: the traceback of the error being handled; the exit code stays the error's."""
+    import traceback
+
+    traceback.print_exc()
 
 
 def _interrupted() -> NoReturn:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ctxkit.cli import cli
-from ctxkit.cli.options import assembly_options, build_options, echo, format_option, load, warn
+from ctxkit.cli.options import assembly_options, build_options, echo, echo_text, format_option, load, warn
 from ctxkit.errors import InputError, Problem
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def compress(fixture: str, fmt: str, summary_text: str | None, write_path: str |
             data["provider_request"] = provider_request
         echo(json_text(data))
     else:
-        echo(render(p, provider_request))
+        echo_text(render(p, provider_request))
 
 
 def _provider_request(p: CompressionPlan) -> dict[str, Any] | None:

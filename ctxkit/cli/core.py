@@ -14,6 +14,7 @@ from ctxkit.cli.options import (
     assembly_options,
     build_options,
     echo,
+    echo_text,
     format_option,
     load,
     load_options,
@@ -28,6 +29,7 @@ from ctxkit.errors import ExitStatus, InputError, RuleError
 def validate(fixtures: tuple[str, ...], **kw: Any) -> None:
     """Check fixtures: schema, references, and that they assemble (R-ASM-2/3)."""
     from ctxkit.assembly.pipeline import run
+    from ctxkit.output import printable
 
     status = ExitStatus.OK
     for path in fixtures:
@@ -36,7 +38,7 @@ def validate(fixtures: tuple[str, ...], **kw: Any) -> None:
         except (InputError, RuleError) as exc:
             status = max(status, exc.status)
             for line in exc.lines():
-                click.echo(f"error: {line}", err=True)
+                click.echo(f"error: {printable(line)}", err=True)
             continue
         click.echo(f"ok: {path}")
     if status:
@@ -96,7 +98,7 @@ def assemble(fixture: str, fmt: str, raw: bool, check: bool, **kw: Any) -> None:
     if fmt == "text":
         from ctxkit.reports.transcript import render
 
-        echo(render(result, raw=raw))
+        echo_text(render(result, raw=raw))
     else:
         body = result.payload.body
         if not raw:
@@ -116,7 +118,7 @@ def budget(fixture: str, fmt: str, **kw: Any) -> None:
     from ctxkit.reports.budget import report, table
 
     data = report(run_pipeline(fixture, kw))
-    echo(dumps(data) if fmt == "json" else table(data))
+    echo(dumps(data)) if fmt == "json" else echo_text(table(data))
 
 
 @cli.command()
@@ -138,7 +140,7 @@ def explain(fixture: str, fmt: str, **kw: Any) -> None:
         return
     from ctxkit.reports.explain import table
 
-    echo(table(rows))
+    echo_text(table(rows))
 
 
 def _explain_unassembled(fixture: str, fmt: str, kw: dict[str, Any]) -> None:
@@ -148,4 +150,4 @@ def _explain_unassembled(fixture: str, fmt: str, kw: dict[str, Any]) -> None:
     from ctxkit.reports import unassembled
 
     found = unassembled.rows(resolve(load(fixture, kw), build_options(kw)))
-    echo(dumps([r.as_json() for r in found]) if fmt == "json" else unassembled.table(found))
+    echo(dumps([r.as_json() for r in found])) if fmt == "json" else echo_text(unassembled.table(found))

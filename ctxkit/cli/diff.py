@@ -49,7 +49,7 @@ def diff(fixtures: tuple[str, ...], fmt: str, exit_code: bool, **kw: Any) -> Non
     ctxkit diff chat.yaml --max-input-tokens 8000 --max-input-tokens 4000
     ctxkit diff before.yaml after.yaml
     """
-    from ctxkit.output import colour_diff, use_colour
+    from ctxkit.output import colour_diff, printable, use_colour
     from ctxkit.reports import diff as diffing
 
     sides = _sides(fixtures, kw)
@@ -61,7 +61,7 @@ def diff(fixtures: tuple[str, ...], fmt: str, exit_code: bool, **kw: Any) -> Non
         echo(dumps(d.as_json()))
     else:
         text = diffing.render(d)
-        echo(colour_diff(text, use_colour(sys.stdout)))
+        echo(colour_diff(printable(text), use_colour(sys.stdout)))
     if exit_code and d.differ:
         raise SystemExit(ExitStatus.FAILED)
 

@@ -161,11 +161,11 @@ def check_value(option: str, param_type: click.ParamType[Any], value: object) ->
 def parse_now(value: str | None) -> datetime | None:
     if value is None:
         return None
-    from ctxkit.loading.refs import parse_datetime
+    from ctxkit.loading.refs import beyond_utc, parse_datetime
 
     parsed = parse_datetime(value)
     if parsed is None:
-        raise InputError(f"--now: {value!r} is not an ISO 8601 date-time")
+        raise InputError(f"--now: {value!r} is not an ISO 8601 date-time{beyond_utc(value)}")
     return parsed
 
 
@@ -212,8 +212,17 @@ def run_pipeline(path: str, kw: dict[str, Any]) -> Any:
 
 
 def warn(text: str) -> None:
-    click.echo(f"warning: {text}", err=True)
+    from ctxkit.output import printable
+
+    click.echo(f"warning: {printable(text)}", err=True)
 
 
 def echo(text: str) -> None:
     click.echo(text, nl=False)
+
+
+def echo_text(text: str) -> None:
+    """A human-format report: fixture text in it cannot drive the terminal (`output.printable`)."""
+    from ctxkit.output import printable
+
+    echo(printable(text))

@@ -17,7 +17,7 @@ import click
 
 from ctxkit.cli import cli, logreplay
 from ctxkit.cli.logreplay import log_format_option, skip_bad_option
-from ctxkit.cli.options import assembly_options, build_options, echo, format_option, load, warn
+from ctxkit.cli.options import assembly_options, build_options, echo, echo_text, format_option, load, warn
 from ctxkit.cli.progress import progress
 from ctxkit.errors import InputError
 from ctxkit.loading.traffic import Log
@@ -45,7 +45,7 @@ def parse_compress_as(text: str | None) -> int | None:
     if text is None:
         return None
     value = text.strip()
-    if not value.isdigit() or int(value) <= 0:
+    if not (value.isascii() and value.isdigit()) or int(value) <= 0:  # "²".isdigit() is true, int("²") fails
         raise InputError(f"--compress-as {text!r}: expected a positive integer (the simulated summary's tokens)")
     return int(value)
 
@@ -109,7 +109,7 @@ def replay(
     for w in done.warnings:
         warn(w)
     data = report(done, first=first, stop=stop)
-    echo(dumps(data) if fmt == "json" else table(data))
+    echo(dumps(data)) if fmt == "json" else echo_text(table(data))
 
 
 def _check_folder(payloads: str) -> None:

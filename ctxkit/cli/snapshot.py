@@ -80,7 +80,7 @@ def snapshot(
     """Compare payload + budget of each fixture with its stored snapshot."""
     from dataclasses import replace
 
-    from ctxkit.output import colour_diff, use_colour
+    from ctxkit.output import colour_diff, printable, use_colour
     from ctxkit.snapshots.store import check
 
     shared = build_options(kw)  # --leaf, --tokenizer, --now, --templates: the same for every snapshot
@@ -99,9 +99,9 @@ def snapshot(
     for outcome in report.outcomes:
         if outcome.status == "passed":
             continue
-        click.echo(outcome.message())
+        click.echo(printable(outcome.message()))
         if outcome.diff:
-            echo(colour_diff(outcome.diff, colour))
+            echo(colour_diff(printable(outcome.diff), colour))
     click.echo(report.summary())
     if report.exit_status != ExitStatus.OK:
         raise SystemExit(report.exit_status)

@@ -54,6 +54,12 @@ class _Guarded:
             raise
         except OSError as exc:
             raise _failed(exc) from None
+        except UnicodeEncodeError as exc:
+            char = exc.object[exc.start]
+            raise OutputError(
+                f"stdout's encoding ({exc.encoding}) cannot write {char!r} (U+{ord(char):04X}): "
+                "set PYTHONIOENCODING=utf-8"
+            ) from None
 
     def flush(self) -> None:
         try:
@@ -93,7 +99,11 @@ class _Quiet:
 
 def guard() -> None:
     """Call once before a command runs: output failures become `OutputError`; stderr
-    failures are dropped."""
+    failures are dropped, and stderr (one line per warning or error) writes what its
+    encoding cannot as escapes."""
+    reconfigure = getattr(sys.stderr, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
     if sys.stdout is None:
         sys.stdout = _Closed()
     elif not isinstance(sys.stdout, _Closed | _Guarded):

@@ -19,6 +19,7 @@ from ctxkit.assembly import collector
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading import domain
 from ctxkit.loading.files import DEFAULT_MAX_SIZE_TEXT, TooBig, Unreadable, read_bounded, read_regular_file
+from ctxkit.loading.integers import whole_numbers
 from ctxkit.loading.refs import FloatTexts, build_fixture, template_problems
 from ctxkit.loading.schema import JsonPath, line_column, load_schema, pointer, problem, validate_document
 from ctxkit.loading.yaml_text import parse_yaml
@@ -54,6 +55,8 @@ def load_fixture(
     with collector.paused():  # millions of objects, no cycles
         doc = parse_document(path, _decode(path, data), floats, max_size=max_size)
         validate_document(path, doc)
+        if floats:  # only a document with floats can hold an integral float
+            whole_numbers(doc)
         base_dir = Path.cwd() if path == "-" else Path(path).absolute().parent
         return build_fixture(
             doc,

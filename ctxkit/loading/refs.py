@@ -390,15 +390,27 @@ def _at(item: dict[str, Any], where: JsonPath, found: list[tuple[JsonPath, str]]
         return None
     parsed = parse_datetime(text, zone_required=True)
     if parsed is None:
-        found.append(((*where, "at"), f"not an ISO 8601 date-time with a zone: {text[:40]!r}"))
+        found.append(((*where, "at"), f"not an ISO 8601 date-time with a zone: {text[:40]!r}{beyond_utc(text)}"))
     return parsed
 
 
 def _now(text: str, found: list[tuple[JsonPath, str]]) -> datetime | None:
     parsed = parse_datetime(text)
     if parsed is None:
-        found.append((("now",), f"not an ISO 8601 date-time: {text[:40]!r}"))
+        found.append((("now",), f"not an ISO 8601 date-time: {text[:40]!r}{beyond_utc(text)}"))
     return parsed
+
+
+def beyond_utc(text: str) -> str:
+    """` (… outside years 1-9999 in UTC)` when a parsable date-time with an offset is out of
+    range once in UTC (which replay's clocks need), else ""."""
+    try:
+        datetime.fromisoformat(text).astimezone(UTC)
+    except OverflowError:
+        return " (with its offset it falls outside years 1-9999 in UTC)"
+    except ValueError:
+        pass
+    return ""
 
 
 def parse_datetime(text: str, *, zone_required: bool = False) -> datetime | None:
@@ -410,7 +422,9 @@ def parse_datetime(text: str, *, zone_required: bool = False) -> datetime | None
     """
     try:
         parsed = datetime.fromisoformat(text)
-    except ValueError:
+        if parsed.tzinfo is not None:
+            parsed.astimezone(UTC)  # 0001-01-01T00:00+05:00 is before year 1 in UTC: not a usable time
+    except (ValueError, OverflowError):
         return None
     if parsed.tzinfo is None:
         return None if zone_required else parsed.replace(tzinfo=UTC)

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from ctxkit.errors import InputError, Problem
+from ctxkit.output import json_escaped
 
 try:
     from yaml import CSafeDumper as _BaseDumper
@@ -68,7 +69,7 @@ def yaml_text(doc: Any, *, source: str = "") -> str:
 def json_text(doc: Any, *, source: str = "") -> str:
     """JSON (`indent=2`, non-ASCII kept, trailing newline) with `Number`s written verbatim."""
     try:
-        return _json_text(doc)
+        return json_escaped(_json_text(doc))
     except UnicodeEncodeError:
         _check_encodable(doc, source)
         raise
@@ -76,7 +77,7 @@ def json_text(doc: Any, *, source: str = "") -> str:
 
 def _json_text(doc: Any) -> str:
     if not _has_numbers(doc):
-        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         text.encode("utf-8")
         return text
     plain = json.dumps(doc, indent=2, ensure_ascii=False, default=str)
@@ -95,7 +96,7 @@ def _json_text(doc: Any) -> str:
             return f"{tag}{len(numbers) - 1}"
         return value
 
-    text = json.dumps(mark(doc), indent=2, ensure_ascii=False)
+    text = json.dumps(mark(doc), indent=2, ensure_ascii=False, allow_nan=False)
     pattern = re.compile(re.escape(json.dumps(tag)[:-1]) + r'(\d+)"')
     text = pattern.sub(lambda m: numbers[int(m[1])], text) + "\n"
     text.encode("utf-8")

@@ -14,6 +14,7 @@ from ctxkit.assembly.assemble import Assembly
 from ctxkit.assembly.fates import Fated
 from ctxkit.history.working import Fate, Origin, Row, Segment, Working, message_key
 from ctxkit.loading.domain import FileKind, StoredMessage
+from ctxkit.output import printable
 from ctxkit.translate import Payload
 
 if TYPE_CHECKING:
@@ -193,7 +194,7 @@ def table(rows: list[Row]) -> str:
     ]
     return (
         tabulate(
-            body,
+            [[printable(cell) for cell in row] for row in body],  # escaped before columns are measured
             headers=["id", "kind", "segment", "tokens", "fate", "rule", "notes"],
             tablefmt="simple",
             disable_numparse=True,

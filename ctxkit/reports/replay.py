@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
-from ctxkit.output import plural
+from ctxkit.output import plural, printable
 from ctxkit.replay.breaks import CAUSE_ADVICE, Break
 from ctxkit.replay.driver import CallRow, Replay
 
@@ -179,7 +179,7 @@ def table(data: dict[str, Any]) -> str:
         rows.append(row)
     right = {"#", "prompt", "cached", "hit", "write", "output", "cost", "lost"}
     text = tabulate(
-        rows,
+        [[printable(cell) for cell in row] for row in rows],  # escaped before columns are measured
         headers=headers,
         tablefmt="simple",
         colalign=tuple("right" if h in right else "left" for h in headers),

@@ -17,6 +17,7 @@ from ctxkit.history import convert as conv
 from ctxkit.history import tree
 from ctxkit.history.working import Fate, Origin, Segment, Working
 from ctxkit.loading.config import Effective
+from ctxkit.output import printable
 
 NOT_DECIDED = "not assembled: the assembly failed by rule"
 
@@ -82,7 +83,7 @@ def table(found: list[PartialRow]) -> str:
     ]
     return (
         tabulate(
-            body,
+            [[printable(cell) for cell in row] for row in body],  # escaped before columns are measured
             headers=["id", "kind", "segment", "tokens", "fate", "rule"],
             tablefmt="simple",
             disable_numparse=True,
