@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import click
+
 from .conftest import ROOT
 
 
@@ -74,3 +76,16 @@ def test_readme_console_sessions_run_in_a_scratch_copy():
     assert new.endswith("0 passed, 1 failed\n```\n")
     assert (ROOT / "fixtures" / "plain_chat.yaml").read_bytes() == before
     assert not (ROOT / "golden").exists()
+
+
+def test_every_option_of_every_command_has_help():
+    """Issue 19 item 17: `diff --help` listed its shared options without a word."""
+    from ctxkit.cli import cli
+
+    missing = [
+        f"{name} {param.opts[0]}"
+        for name, command in cli.commands.items()
+        for param in command.params
+        if isinstance(param, click.Option) and not param.help and param.opts[0] not in ("--help", "-h")
+    ]
+    assert not missing, missing

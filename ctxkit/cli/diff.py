@@ -14,6 +14,7 @@ import click
 
 from ctxkit.cli import cli
 from ctxkit.cli.options import (
+    HELP,
     PROVIDER_TYPE,
     TOKENIZER_TYPE,
     checked_text,
@@ -29,15 +30,23 @@ TWICE = ("provider", "max_input_tokens", "leaf", "tokenizer", "model")
 Side = tuple[str, dict[str, Any], str]  # fixture path, options, label
 
 
+def twice(name: str) -> str:
+    """The shared option's help, for diff's variant that may be given twice."""
+    extra = " Given once with two --provider: the side whose provider serves it." if name == "model" else ""
+    return f"{HELP[name]} Give it twice to compare two values.{extra}"
+
+
 @cli.command()
 @click.argument("fixtures", nargs=-1, required=True)
-@click.option("--provider", multiple=True, type=PROVIDER_TYPE)
-@click.option("--model", multiple=True, callback=checked_text)
-@click.option("--max-input-tokens", multiple=True, type=click.IntRange(min=1))
-@click.option("--leaf", multiple=True, callback=checked_text)
-@click.option("--tokenizer", multiple=True, type=TOKENIZER_TYPE)
-@click.option("--now", callback=checked_text)
-@click.option("--templates", "templates_file", type=click.Path(dir_okay=False), callback=checked_text)
+@click.option("--provider", multiple=True, type=PROVIDER_TYPE, help=twice("provider"))
+@click.option("--model", multiple=True, callback=checked_text, help=twice("model"))
+@click.option("--max-input-tokens", multiple=True, type=click.IntRange(min=1), help=twice("max_input_tokens"))
+@click.option("--leaf", multiple=True, callback=checked_text, help=twice("leaf"))
+@click.option("--tokenizer", multiple=True, type=TOKENIZER_TYPE, help=twice("tokenizer"))
+@click.option("--now", callback=checked_text, help=HELP["now"])
+@click.option(
+    "--templates", "templates_file", type=click.Path(dir_okay=False), callback=checked_text, help=HELP["templates_file"]
+)
 @load_options
 @format_option("text", "json")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when the payloads differ.")

@@ -71,24 +71,34 @@ PROVIDER_TYPE = click.Choice(PROVIDERS)
 WINDOW_TYPE = click.IntRange(min=1)
 TOKENIZER_TYPE = click.Choice(list(TOKENIZERS))
 
+HELP = {  # the shared options' help, also for `diff`'s repeatable variants
+    "provider": "Provider to build for.",
+    "model": "Model name (changes the model-table defaults; another provider's model chooses that provider).",
+    "max_input_tokens": "The model's input window.",
+    "leaf": "Message id to answer from (the branch's end).",
+    "tokenizer": "Token counter.",
+    "now": "The clock, ISO 8601 (e.g. 2026-03-14T09:30:00Z).",
+    "templates_file": "YAML map of template overrides.",
+}
+
 OVERRIDES: dict[str, Callable[[F], F]] = {
-    "provider": click.option("--provider", type=PROVIDER_TYPE, help="Provider to build for."),
+    "provider": click.option("--provider", type=PROVIDER_TYPE, help=HELP["provider"]),
     "model": click.option(
         "--model",
         callback=checked_text,
         shell_complete=lambda ctx, param, incomplete: complete_model(ctx, incomplete),
-        help="Model name (changes the model-table defaults).",
+        help=HELP["model"],
     ),
-    "max_input_tokens": click.option("--max-input-tokens", type=WINDOW_TYPE, help="The model's input window."),
-    "leaf": click.option("--leaf", callback=checked_text, help="Message id to answer from (the branch's end)."),
-    "tokenizer": click.option("--tokenizer", type=TOKENIZER_TYPE, help="Token counter."),
-    "now": click.option("--now", callback=checked_text, help="The clock, ISO 8601 (e.g. 2026-03-14T09:30:00Z)."),
+    "max_input_tokens": click.option("--max-input-tokens", type=WINDOW_TYPE, help=HELP["max_input_tokens"]),
+    "leaf": click.option("--leaf", callback=checked_text, help=HELP["leaf"]),
+    "tokenizer": click.option("--tokenizer", type=TOKENIZER_TYPE, help=HELP["tokenizer"]),
+    "now": click.option("--now", callback=checked_text, help=HELP["now"]),
     "templates_file": click.option(
         "--templates",
         "templates_file",
         type=click.Path(dir_okay=False),
         callback=checked_text,
-        help="YAML map of template overrides.",
+        help=HELP["templates_file"],
     ),
 }
 
