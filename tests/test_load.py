@@ -99,30 +99,30 @@ def test_r_fix_0_required_keys() -> None:
         "fx.yaml: missing required key 'model'",
     ]
     assert errors("ctxkit: 1\nmodel: {}\n", head=False) == [
-        "fx.yaml:/model: missing required key 'name'",
-        "fx.yaml:/model: missing required key 'provider'",
+        "fx.yaml:/model: missing required key 'name' (line 2, column 1)",
+        "fx.yaml:/model: missing required key 'provider' (line 2, column 1)",
     ]
 
 
 def test_r_fix_0_version_must_be_1() -> None:
     assert errors("ctxkit: 2\nmodel: {provider: openai, name: x}\n", head=False) == [
-        "fx.yaml:/ctxkit: must be 1, got integer 2"
+        "fx.yaml:/ctxkit: must be 1, got integer 2 (line 1, column 1)"
     ]
 
 
 def test_r_fix_0_enum_and_type_messages() -> None:
     assert errors("messages: [{id: m1, role: bot}]\n") == [
-        "fx.yaml:/messages/0/role: 'bot' is not one of ['user', 'assistant', 'summary']"
+        "fx.yaml:/messages/0/role: 'bot' is not one of ['user', 'assistant', 'summary'] (line 3, column 21)"
     ]
     assert errors("messages: [{id: [1], role: user, tokens: '4'}]\n") == [
-        "fx.yaml:/messages/0/id: expected string or integer, got array",
-        "fx.yaml:/messages/0/tokens: expected integer, got string '4'",
+        "fx.yaml:/messages/0/id: expected string or integer, got array (line 3, column 13)",
+        "fx.yaml:/messages/0/tokens: expected integer, got string '4' (line 3, column 34)",
     ]
     assert errors("settings: {safety_margin: 1, last_n_user_messages: 0}\n") == [
-        "fx.yaml:/settings/last_n_user_messages: must be >= 1, got 0",
-        "fx.yaml:/settings/safety_margin: must be < 1, got 1",
+        "fx.yaml:/settings/last_n_user_messages: must be >= 1, got 0 (line 3, column 30)",
+        "fx.yaml:/settings/safety_margin: must be < 1, got 1 (line 3, column 12)",
     ]
-    assert errors("tools: [3]\n") == ["fx.yaml:/tools/0: expected string or object, got integer 3"]
+    assert errors("tools: [3]\n") == ["fx.yaml:/tools/0: expected string or object, got integer 3 (line 3, column 9)"]
 
 
 def test_r_fix_0_unknown_keys_at_any_depth() -> None:
@@ -141,15 +141,15 @@ def test_r_fix_0_unknown_keys_at_any_depth() -> None:
     """
     assert errors(text, head=False) == [
         "fx.yaml: missing required key 'ctxkit'",
-        "fx.yaml:/colour: unknown key 'colour'",
-        "fx.yaml:/files/0/size: unknown key 'size'",
-        "fx.yaml:/in_flight/0/tool_calls/0/tokenz: unknown key 'tokenz'",
-        "fx.yaml:/messages/0/txt: unknown key 'txt'",
-        "fx.yaml:/messages/1/tool_calls/0/generated_images/0/url: unknown key 'url'",
-        "fx.yaml:/messages/1/tool_calls/0/result: unknown key 'result'",
-        "fx.yaml:/model/windw: unknown key 'windw'",
-        "fx.yaml:/settings/safety: unknown key 'safety'",
-        "fx.yaml:/tools/0/descripton: unknown key 'descripton'",
+        "fx.yaml:/colour: unknown key 'colour' (line 1, column 1)",
+        "fx.yaml:/files/0/size: unknown key 'size' (line 5, column 52)",
+        "fx.yaml:/in_flight/0/tool_calls/0/tokenz: unknown key 'tokenz' (did you mean 'tokens'?) (line 11, column 72)",
+        "fx.yaml:/messages/0/txt: unknown key 'txt' (did you mean 'text'?) (line 7, column 26)",
+        "fx.yaml:/messages/1/tool_calls/0/generated_images/0/url: unknown key 'url' (line 10, column 89)",
+        "fx.yaml:/messages/1/tool_calls/0/result: unknown key 'result' (line 10, column 46)",
+        "fx.yaml:/model/windw: unknown key 'windw' (line 2, column 41)",
+        "fx.yaml:/settings/safety: unknown key 'safety' (did you mean 'safety_margin'?) (line 3, column 12)",
+        "fx.yaml:/tools/0/descripton: unknown key 'descripton' (did you mean 'description'?) (line 4, column 19)",
     ]
 
 
@@ -158,8 +158,8 @@ def test_all_errors_at_once_in_pointer_order() -> None:
     messages = "".join(f"  - {{id: m{i}, role: user}}\n" for i in range(11))
     messages = messages.replace("m2, role: user", "m2, role: bot").replace("m10, role: user", "m10")
     assert errors("messages:\n" + messages) == [
-        "fx.yaml:/messages/2/role: 'bot' is not one of ['user', 'assistant', 'summary']",
-        "fx.yaml:/messages/10: missing required key 'role'",
+        "fx.yaml:/messages/2/role: 'bot' is not one of ['user', 'assistant', 'summary'] (line 6, column 14)",
+        "fx.yaml:/messages/10: missing required key 'role' (line 14, column 5)",
     ]
 
 
@@ -174,13 +174,13 @@ def test_role_dependent_keys() -> None:
       - {role: assistant, tool_call_id: c}
     """
     assert errors(text) == [
-        "fx.yaml:/in_flight/0: missing required key 'tool_call_id'",
-        "fx.yaml:/in_flight/0/tool_calls: a tool message has no 'tool_calls'",
-        "fx.yaml:/in_flight/1/tool_call_id: only tool messages have 'tool_call_id'",
-        "fx.yaml:/messages/0/summarizes_through: only summary nodes have 'summarizes_through'",
-        "fx.yaml:/messages/0/tool_calls: only assistant messages have 'tool_calls'",
-        "fx.yaml:/messages/1: a summary needs 'summarizes_through'",
-        "fx.yaml:/messages/1/files: only user messages have attachments ('files')",
+        "fx.yaml:/in_flight/0: missing required key 'tool_call_id' (line 8, column 5)",
+        "fx.yaml:/in_flight/0/tool_calls: a tool message has no 'tool_calls' (line 8, column 27)",
+        "fx.yaml:/in_flight/1/tool_call_id: only tool messages have 'tool_call_id' (line 9, column 23)",
+        "fx.yaml:/messages/0/summarizes_through: only summary nodes have 'summarizes_through' (line 5, column 42)",
+        "fx.yaml:/messages/0/tool_calls: only assistant messages have 'tool_calls' (line 5, column 26)",
+        "fx.yaml:/messages/1: a summary needs 'summarizes_through' (line 6, column 5)",
+        "fx.yaml:/messages/1/files: only user messages have attachments ('files') (line 6, column 41)",
     ]
 
 
@@ -196,12 +196,12 @@ def test_file_content_keys_by_kind() -> None:
       - {{id: g, name: g, kind: image}}
     """
     assert errors(text) == [
-        "fx.yaml:/files/0: a text file needs 'text' or 'path'",
-        "fx.yaml:/files/1: a text file takes 'text' or 'path', not both",
-        "fx.yaml:/files/2: an image takes 'data' or 'path', not both",
-        "fx.yaml:/files/3/text: only text files have 'text'",
-        "fx.yaml:/files/4/data: only images have 'data'",
-        "fx.yaml:/files/4/path: a metadata_only file has no content ('path' is not allowed)",
+        "fx.yaml:/files/0: a text file needs 'text' or 'path' (line 4, column 5)",
+        "fx.yaml:/files/1: a text file takes 'text' or 'path', not both (line 5, column 5)",
+        "fx.yaml:/files/2: an image takes 'data' or 'path', not both (line 6, column 5)",
+        "fx.yaml:/files/3/text: only text files have 'text' (line 7, column 35)",
+        "fx.yaml:/files/4/data: only images have 'data' (line 8, column 52)",
+        "fx.yaml:/files/4/path: a metadata_only file has no content ('path' is not allowed) (line 8, column 43)",
     ]
 
 
@@ -521,7 +521,7 @@ def test_r_fix_5_duplicate_keys_json_with_line_and_column() -> None:
 
 def test_r_fix_5_merge_keys_are_not_duplicates() -> None:
     text = "base: &b {provider: openai, name: a}\n"
-    assert errors(text) == ["fx.yaml:/base: unknown key 'base'"]  # parsed fine; `base` is unknown
+    assert errors(text) == ["fx.yaml:/base: unknown key 'base' (line 3, column 1)"]  # parsed fine; `base` is unknown
     fx = load_fixture(write("ctxkit: 1\nmodel: {<<: {provider: openai, name: a}, name: b}\n", head=False))
     assert fx.model.name == "b"
 

@@ -65,7 +65,7 @@ def test_r_rpl_3_at_needs_a_date_time_with_a_zone(value: str) -> None:
 
 def test_r_rpl_3_at_must_be_a_string() -> None:
     assert errors("in_flight:\n  - {role: assistant, text: x, at: 5}\nmessages: [{id: u, role: user}]\n") == [
-        "fx.yaml:/in_flight/0/at: expected string, got integer 5"
+        "fx.yaml:/in_flight/0/at: expected string, got integer 5 (line 4, column 32)"
     ]
 
 
@@ -77,13 +77,15 @@ def test_r_rpl_5_settings_cache_overrides() -> None:
 
 def test_r_rpl_5_unknown_settings_cache_key_is_a_validation_error() -> None:
     lines = errors("settings: {cache: {min_token: 1}}\n")
-    assert lines == ["fx.yaml:/settings/cache/min_token: unknown key 'min_token'"]
+    assert lines == [
+        "fx.yaml:/settings/cache/min_token: unknown key 'min_token' (did you mean 'min_tokens'?) (line 3, column 20)"
+    ]
 
 
 def test_r_rpl_5_unknown_cache_key_exits_2_with_one_line(tmp_path: Path) -> None:
     Path("fx.yaml").write_text(HEAD + "settings: {cache: {ttl_minutes: 60}}\nmessages: [{id: u, role: user}]\n")
     r = ctxkit("validate", "fx.yaml", expect=2)
-    assert r.err == "error: fx.yaml:/settings/cache/ttl_minutes: unknown key 'ttl_minutes'\n"
+    assert r.err == "error: fx.yaml:/settings/cache/ttl_minutes: unknown key 'ttl_minutes' (line 3, column 20)\n"
 
 
 def test_r_rpl_7_settings_prices_are_exact_decimals() -> None:
@@ -95,4 +97,6 @@ def test_r_rpl_7_settings_prices_are_exact_decimals() -> None:
 
 
 def test_r_rpl_7_settings_prices_need_input_and_output() -> None:
-    assert errors("settings: {prices: {input: 1}}\n") == ["fx.yaml:/settings/prices: missing required key 'output'"]
+    assert errors("settings: {prices: {input: 1}}\n") == [
+        "fx.yaml:/settings/prices: missing required key 'output' (line 3, column 12)"
+    ]

@@ -20,6 +20,7 @@ from ctxkit.errors import InputError, Problem
 from ctxkit.loading import domain
 from ctxkit.loading.files import DEFAULT_MAX_SIZE_TEXT, TooBig, Unreadable, read_bounded, read_regular_file
 from ctxkit.loading.integers import whole_numbers
+from ctxkit.loading.lines import with_lines
 from ctxkit.loading.refs import FloatTexts, build_fixture, template_problems
 from ctxkit.loading.schema import JsonPath, line_column, load_schema, pointer, problem, validate_document
 from ctxkit.loading.yaml_text import parse_yaml
@@ -53,8 +54,12 @@ def load_fixture(
     data = _read(path, max_size, stdin)
     floats: FloatTexts = {}
     with collector.paused():  # millions of objects, no cycles
-        doc = parse_document(path, _decode(path, data), floats, max_size=max_size)
-        validate_document(path, doc)
+        text = _decode(path, data)
+        doc = parse_document(path, text, floats, max_size=max_size)
+        try:
+            validate_document(path, doc)
+        except InputError as exc:
+            raise with_lines(exc, text) from None
         if floats:  # only a document with floats can hold an integral float
             whole_numbers(doc)
         base_dir = Path.cwd() if path == "-" else Path(path).absolute().parent

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +94,9 @@ def _explain(error: Any) -> Iterator[tuple[JsonPath, str]]:
     if isinstance(schema, dict) and "errorMessage" in schema:
         yield path, schema["errorMessage"]
     elif kind == "additionalProperties":
-        for key in instance.keys() - schema.get("properties", {}).keys():
-            yield (*path, key), f"unknown key {_short(key)}"
+        known = schema.get("properties", {}).keys()
+        for key in instance.keys() - known:
+            yield (*path, key), f"unknown key {_short(key)}{_did_you_mean(key, known)}"
     elif kind == "required":
         for key in value:
             if key not in instance:
@@ -105,13 +106,23 @@ def _explain(error: Any) -> Iterator[tuple[JsonPath, str]]:
     elif kind == "type":
         yield path, f"expected {_types(value)}, got {_describe(instance)}"
     elif kind == "enum":
-        yield path, f"{_short(instance)} is not one of {value!r}"
+        yield path, f"{_short(instance)} is not one of {value!r}{_did_you_mean(instance, value)}"
     elif kind == "const":
         yield path, f"must be {value!r}, got {_describe(instance)}"
     elif kind in _COMPARISONS:
         yield path, f"must be {_COMPARISONS[kind]} {value}, got {instance}"
     else:
         yield path, error.message[:200]
+
+
+def _did_you_mean(given: Any, known: Iterable[Any]) -> str:
+    """` (did you mean 'role'?)` when one known name is close to a mistyped one."""
+    import difflib
+
+    if not isinstance(given, str):
+        return ""
+    close = difflib.get_close_matches(given, [k for k in known if isinstance(k, str)], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 _COMPARISONS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
