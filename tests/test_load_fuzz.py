@@ -428,3 +428,43 @@ def test_odd_numbers_end_cleanly_and_reports_stay_json(
     assert "Traceback" not in run.err and "internal error" not in run.err, str(run)
     if run.code == 0:
         json.loads(run.out, parse_constant=_no_constants)
+
+
+# --- long runs of one character class (issue 19 item 5): counted quickly, exactly -------------
+
+RUN_CHARACTERS = ["y", "A", "中", "한", "7", " ", "\n", "-", "!", "🙂", "é"]
+
+
+@settings(FUZZ, max_examples=40)
+@given(
+    char=st.sampled_from(RUN_CHARACTERS),
+    length=st.integers(200, 20_000),
+    where=st.sampled_from(["message", "file", "system", "args"]),
+    tokenizer=st.sampled_from(["cl100k_base", "o200k_base"]),
+)
+def test_long_single_class_runs_in_any_text_validate(
+    folder: Path, char: str, length: int, where: str, tokenizer: str
+) -> None:
+    """Each once took the plain-Python counter quadratic time (`"y" * 20000`: 53 s)."""
+    run = char * length
+    doc: dict[str, Any] = {
+        "ctxkit": 1,
+        "now": "2026-03-14T09:30:00Z",
+        "model": {"provider": "openai", "name": "gpt-4o", "max_input_tokens": 1_000_000},
+        "tokenizer": tokenizer,
+        "prompts": {"system": run if where == "system" else "Be brief."},
+        "files": [{"id": "f1", "name": "a.txt", "kind": "text", "text": run if where == "file" else "x"}],
+        "messages": [
+            {"id": "u1", "role": "user", "text": run if where == "message" else "hi", "files": ["f1"]},
+            {
+                "id": "a1",
+                "role": "assistant",
+                "text": "ok",
+                "tool_calls": [{"id": "c1", "name": "f", "args": {"q": run if where == "args" else "q"}}],
+            },
+            {"id": "u2", "role": "user", "text": "more"},
+        ],
+    }
+    path = folder / "runs.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    assert ctxkit("validate", str(path)).out == f"ok: {path}\n"
