@@ -417,3 +417,19 @@ def test_r_html_1_replay_data_block_cannot_close_its_script(tmp_path):
     text = calls.build({"calls": [], "max_input_tokens": 1, "totals": {}}, collected).data_block
     assert "<" not in text and ">" not in text and "&" not in text
     assert json.loads(text)["labels"] == ["</script><script>alert(1)</script> & <!--"]
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "breakpoints"), [("openai", "gpt-4o", 0), ("anthropic", "claude-sonnet-4-5", 1)]
+)
+def test_payload_list_marks_a_cache_breakpoint_only_where_the_request_has_one(tmp_path, provider, model, breakpoints):
+    """Issue 19 item 17: every cacheable OpenAI message said "cache breakpoint"; OpenAI caches
+    a matching prefix by itself, and only Anthropic's request carries a breakpoint (R-TR-8,
+    on the prefix's last message). Checked against the request body's cache_control."""
+    fixture = str(FIXTURES / "tool_loop_in_flight.yaml")
+    out = tmp_path / "r.html"
+    ctxkit("report", fixture, "--provider", provider, "--model", model, "-o", str(out))
+    page = out.read_text(encoding="utf-8")
+    body = ctxkit("assemble", fixture, "--provider", provider, "--model", model).out
+    assert page.count("· cache breakpoint</summary>") == breakpoints == body.count('"cache_control"')
+    assert page.count("· cache prefix</summary>") == 6 - breakpoints  # system and the five kept history messages

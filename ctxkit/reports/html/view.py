@@ -88,7 +88,7 @@ class WireView:
     index: int
     role: str
     block: Block
-    cacheable: bool
+    cache: str  # "cache breakpoint" (Anthropic's cache_control), "cache prefix" (cached automatically), or ""
     parts: tuple[WirePart, ...]
     calls: tuple[tuple[str, str, str], ...]  # (id, name, arguments as JSON)
     tool_call_id: str | None
@@ -274,7 +274,11 @@ def wire_views(result: Result, blocks: list[Block]) -> list[WireView]:
     import json
 
     out = []
-    for n, (m, block) in enumerate(zip(result.payload.prepared.messages, blocks, strict=True)):
+    prepared = result.payload.prepared
+    # R-TR-8: only Anthropic marks a breakpoint (on the prefix's last message); the other
+    # providers cache a matching prefix by themselves, so their messages are just in it.
+    breakpoint = prepared.cache_prefix_messages - 1 if result.payload.provider == "anthropic" else -1
+    for n, (m, block) in enumerate(zip(prepared.messages, blocks, strict=True)):
         parts = []
         for p in m.parts:
             if p.image is None:
@@ -288,5 +292,6 @@ def wire_views(result: Result, blocks: list[Block]) -> list[WireView]:
                 url = p.data_url
             parts.append(WirePart(image_url=url, image_note=note))
         calls = tuple((c.id, c.name, json.dumps(c.args, ensure_ascii=False, indent=2)) for c in m.tool_calls)
-        out.append(WireView(n, m.role, block, m.cacheable, tuple(parts), calls, m.tool_call_id))
+        cache = "cache breakpoint" if n == breakpoint else "cache prefix" if m.cacheable else ""
+        out.append(WireView(n, m.role, block, cache, tuple(parts), calls, m.tool_call_id))
     return out
