@@ -308,3 +308,20 @@ def test_r_log_4_log_page_opens_clean_and_runs_nothing(tmp_path, open_report):
     assert page.locator("svg.calls .call").count() == 2
     assert page.locator("#calls-table tbody tr").count() == 2
     assert hostile in page.inner_text("body")
+
+
+def test_replay_page_never_runs_wider_than_the_window_and_axes_are_round(tmp_path, open_report):
+    """Issue 19 item 17: the call table ran 450 px past an 800 px window (the page scrolled
+    sideways); it now scrolls inside its own box. The axes' tops are round numbers (the
+    tallest prompt, 1,690 tokens, and the $0.075085 total once labelled the axes)."""
+    opened = open_report(report(tmp_path, FIXTURES / "replay" / "long_session.yaml", "--replay"))
+    page = opened.page
+    page.set_viewport_size({"width": 800, "height": 900})
+    page_width, window, table_width, table_box = page.evaluate(
+        "[document.documentElement.scrollWidth, innerWidth,"
+        " document.querySelector('#calls-table').scrollWidth, document.querySelector('#calls-table').clientWidth]"
+    )
+    assert page_width == window == 800 and table_width > table_box
+    labels = page.evaluate("[...document.querySelectorAll('svg.calls > text')].map(t => t.textContent)")
+    assert "2,000" in labels and "$0.08" in labels
+    assert not opened.console_errors

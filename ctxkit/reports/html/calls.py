@@ -178,7 +178,7 @@ def build(
     n = len(drawn)
     step = WIDTH / n if n else WIDTH
     gap = step * 0.2 if step >= 4 else 0.0
-    top_prompt = max((g.call["prompt_tokens"] for g in drawn), default=0) or 1
+    top_prompt = int(nice_ceiling(max((g.call["prompt_tokens"] for g in drawn), default=0) or 1))
     scale = CHART_HEIGHT / top_prompt
     marked = [g.worst for g in drawn if g.worst is not None]
     named = {c["index"] for c in marked} if step >= 14 else _largest(marked)
@@ -257,7 +257,7 @@ def _cost_lines(calls: list[dict[str, Any]], drawn: list[Group], step: float) ->
                 total += c[key]
                 acc.append(total)
             sums[key] = [acc[g.call["index"]] for g in drawn]
-    top = max((acc[-1] for acc in sums.values()), default=0.0) or 1.0
+    top = nice_ceiling(max((acc[-1] for acc in sums.values()), default=0.0) or 1.0)
 
     def line(key: str) -> tuple[str, float] | None:
         acc = sums.get(key)
@@ -265,9 +265,24 @@ def _cost_lines(calls: list[dict[str, Any]], drawn: list[Group], step: float) ->
             return None
         height = COST_HEIGHT
         points = " ".join(f"{(i + 0.5) * step:.2f},{height - s / top * height:.2f}" for i, s in enumerate(acc))
-        return points, acc[-1]
+        return points, top
 
     return line("cost"), line("cost_without_cache")
+
+
+NICE_STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+
+
+def nice_ceiling(value: float) -> float:
+    """The axis top for `value`: the next round number at or above it (1,690 → 2,000;
+    0.0751 → 0.08), so the label reads as a scale rather than as one call's figure."""
+    import math
+
+    if value <= 0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(value))
+    step = next(s for s in NICE_STEPS if s * power >= value * (1 - 1e-12))
+    return round(step * power, 12)
 
 
 def _data_block(data: dict[str, Any], collected: Collector, drawn: list[Group]) -> str:
