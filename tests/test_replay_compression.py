@@ -68,7 +68,9 @@ def test_r_cmp_1_replay_and_compress_agree_on_random_conversations(tmp_path: Pat
         assert by_replay == by_compress, question
 
 
-@pytest.mark.parametrize("path", sorted(FIXTURES.rglob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", sorted([*FIXTURES.glob("*.yaml"), *FIXTURES.glob("replay/*.yaml")]), ids=lambda p: p.stem
+)
 def test_planner_count_is_the_number_of_calls(path: Path) -> None:
     """`count()` (replay's progress total) and `calls()` walk the same questions."""
     fixture = load_fixture(str(path))

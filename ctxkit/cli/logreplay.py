@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ctxkit.cli.options import echo, warn
+from ctxkit.cli.options import echo, echo_text, warn
 from ctxkit.errors import InputError
 from ctxkit.loading.traffic import FORMATS, Log
 from ctxkit.replay.logs import LogReplay
@@ -85,7 +85,7 @@ def run(log: Log, kw: dict[str, Any], *, fmt: str, calls_range: str | None, skip
     done = replayed(log, kw, skip_bad=skip_bad)
     first, stop = parse_calls(calls_range, len(done.calls)) if done.calls else (0, 0)
     data = report(done, first=first, stop=stop)
-    echo(dumps(data) if fmt == "json" else table(data))
+    echo(dumps(data)) if fmt == "json" else echo_text(table(data))
 
 
 def page(log: Log, kw: dict[str, Any], *, with_replay: bool) -> str:

@@ -22,6 +22,7 @@ from ctxkit.cli.options import (
     WINDOW_TYPE,
     build_options,
     checked_text,
+    complete_model,
     echo,
     load,
     load_options,
@@ -63,6 +64,7 @@ from ctxkit.errors import ExitStatus
     "models",
     multiple=True,
     callback=checked_text,
+    shell_complete=lambda ctx, param, incomplete: complete_model(ctx, incomplete),
     help="Model name; with several --provider, repeat it: each model goes to the provider that serves it.",
 )
 @overrides("leaf", "tokenizer", "now", "templates_file")
