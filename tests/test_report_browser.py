@@ -325,3 +325,30 @@ def test_replay_page_never_runs_wider_than_the_window_and_axes_are_round(tmp_pat
     labels = page.evaluate("[...document.querySelectorAll('svg.calls > text')].map(t => t.textContent)")
     assert "2,000" in labels and "$0.08" in labels
     assert not opened.console_errors
+
+
+def test_break_labels_fit_in_the_chart_even_on_the_last_call(tmp_path, open_report):
+    """Issue 19 item 17: a cause label above the last bar ran past the chart's right and top
+    edges and was clipped. The longest cause is drawn where the template draws one, above
+    the last bar, and must lie inside the drawing (the chart has room for it)."""
+    from ctxkit.replay.breaks import CAUSE_RULES
+
+    opened = open_report(report(tmp_path, FIXTURES / "replay" / "long_session.yaml", "--replay"))
+    longest = max(CAUSE_RULES, key=len)
+    inside = opened.page.evaluate(
+        """(cause) => {
+        const svg = document.querySelector('svg.calls');
+        const bars = svg.querySelectorAll('.call .hit'), last = bars[bars.length - 1];
+        const x = Number(last.getAttribute('x')) + Number(last.getAttribute('width')) / 2 + 3;
+        const y = Number(last.getAttribute('y')) - 14;
+        const t = document.createElementNS('http://www.w3.org/2000/svg', 'text');
+        t.setAttribute('class', 'cause');
+        t.setAttribute('transform', `translate(${x} ${y}) rotate(-50)`);
+        t.textContent = cause;
+        svg.appendChild(t);
+        const a = svg.getBoundingClientRect(), b = t.getBoundingClientRect();
+        return b.left >= a.left && b.right <= a.right && b.top >= a.top && b.bottom <= a.bottom;
+    }""",
+        longest,
+    )
+    assert inside, longest
