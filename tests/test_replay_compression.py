@@ -15,7 +15,7 @@ from ctxkit.compression.compress import plan
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import resolve
 from ctxkit.loading.read import load_fixture
-from ctxkit.replay.calls import Planner
+from ctxkit.replay.calls import Asked, Planner
 
 from .conftest import FIXTURES
 from .test_replay_properties import conversations
@@ -36,7 +36,8 @@ def _due_by_replay_and_by_compress(fixture: Any) -> list[tuple[str, bool, bool]]
     """For each question on the branch before the last: (id, replay's compression_due on the
     question's last call, compress's should_compress on that call's fixture up to the answer)."""
     planner = Planner(fixture)
-    last_call = {call.user.id: call for call in planner.calls() if call.on_branch and not call.last}
+    asked = {user.id for user, _, how in planner.questions() if how is Asked.ON_BRANCH}  # not the last: in_flight
+    last_call = {call.user.id: call for call in planner.calls() if call.user.id in asked}
     found = []
     for user_id, call in last_call.items():
         answer = planner._next_on_branch(call.user)
