@@ -418,3 +418,16 @@ def test_snapshot_core_never_imports_click():
         env={**os.environ, "PYTHONHASHSEED": "0"},
     ).stdout
     assert out.strip() == "False"
+
+
+def test_logs_of_recorded_traffic_in_a_fixtures_folder_are_not_fixtures(project):
+    """The gallery keeps logs in `fixtures/logs/`: a folder of fixtures may hold logs, which
+    `ctxkit replay` reads as logs; they are left out, and JSON fixtures stay in."""
+    logs = project / "fx" / "logs"
+    logs.mkdir()
+    shutil.copy(FIXTURES / "logs" / "bodies.json", logs / "bodies.json")
+    shutil.copy(FIXTURES / "logs" / "cassette.yaml", logs / "cassette.yaml")
+    doc = yaml.safe_load((project / "fx" / "plain_chat.yaml").read_text(encoding="utf-8"))
+    (logs / "as_json.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    assert names.expand(["fx"]) == ["fx/logs/as_json.json", "fx/plain_chat.yaml", "fx/truncation.yaml"]
+    assert names.expand(["fx/logs/bodies.json"]) == ["fx/logs/bodies.json"]  # named: checked (and refused)

@@ -108,7 +108,8 @@ def expand(paths: Iterable[str], *, exclude: Sequence[Path] = ()) -> list[str]:
 
 
 def fixtures_under(root: Path, skip: Sequence[Path] = ()) -> list[str]:
-    """The fixture files below `root` (relative, sorted), outside hidden, snapshot and `skip` folders."""
+    """The fixture files below `root` (relative, sorted), outside hidden, snapshot and `skip`
+    folders; logs of recorded traffic kept beside them (`fixtures/logs/`) are not fixtures."""
     rels = []
     for path in root.rglob("*"):
         rel = path.relative_to(root)
@@ -116,7 +117,24 @@ def fixtures_under(root: Path, skip: Sequence[Path] = ()) -> list[str]:
             continue
         if any(part.startswith(".") or part == SNAPSHOTS_DIRNAME for part in rel.parts):
             continue
-        if any(path.resolve().is_relative_to(s) for s in skip):
+        if any(path.resolve().is_relative_to(s) for s in skip) or is_log(path):
             continue
         rels.append(rel.as_posix())
     return sorted(rels)
+
+
+_CTXKIT_KEY = re.compile(r'^ctxkit\s*:|"ctxkit"\s*:', re.MULTILINE)
+
+
+def is_log(path: Path) -> bool:
+    """Whether a file found in a folder is a log of recorded traffic (what `ctxkit replay`
+    reads as one: a cassette, OTLP JSON, JSON records) rather than a fixture. A file with a
+    `ctxkit` key in its first 64 KB is always taken as a fixture (and checked as one)."""
+    from ctxkit.loading.traffic import sniff
+
+    try:
+        with path.open("rb") as handle:  # a regular file (the caller checked), read bounded
+            text = handle.read(65536).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return sniff(text) is not None and _CTXKIT_KEY.search(text) is None
