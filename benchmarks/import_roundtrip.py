@@ -115,12 +115,12 @@ def first_difference(a: Any, b: Any, at: str = "") -> str | None:
 
 def one(dialect: str, request: dict[str, Any]) -> dict[str, Any]:
     """One body's round trip: {"outcome": identical|equivalent|differs|refused, "reason"?, "logged"?, "assembled"?}."""
-    from ctxkit.assembly.pipeline import run
     from ctxkit.errors import CtxkitError
     from ctxkit.loading import models
     from ctxkit.loading.importer import build
     from ctxkit.loading.read import load_fixture
     from ctxkit.loading.write import yaml_text
+    from ctxkit.pipeline import run
     from ctxkit.translate import items
     from ctxkit.translate.sent import body_payload
 

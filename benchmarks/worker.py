@@ -55,8 +55,8 @@ def options(budget: int | None) -> Any:
 
 
 def job_assemble(p: dict[str, Any]) -> dict[str, Any]:
-    from ctxkit.assembly.pipeline import run
     from ctxkit.loading.read import load_fixture
+    from ctxkit.pipeline import run
 
     warm()
     load, fixture = timed(lambda: load_fixture(p["path"]), p.get("load_repeat", p["repeat"]))
@@ -86,11 +86,11 @@ def job_stages(p: dict[str, Any]) -> dict[str, Any]:
 
 def _as_in_load_fixture() -> Any:
     """The steps under the same garbage-collector regime as `load_fixture` (paused when
-    the tree has `ctxkit.assembly.collector`), so their sum matches it."""
+    the tree has `ctxkit.collector`), so their sum matches it."""
     import contextlib
 
     try:
-        from ctxkit.assembly import collector
+        from ctxkit import collector
     except ImportError:
         return contextlib.nullcontext()
     return collector.paused()
@@ -125,8 +125,8 @@ def stock_parser(path: str, text: str) -> Callable[[], Any]:
 
 
 def job_report(p: dict[str, Any]) -> dict[str, Any]:
-    from ctxkit.assembly.pipeline import run
     from ctxkit.loading.read import load_fixture
+    from ctxkit.pipeline import run
 
     warm()
     fixture = load_fixture(p["path"])
@@ -160,8 +160,8 @@ def job_report(p: dict[str, Any]) -> dict[str, Any]:
 def job_peer(p: dict[str, Any]) -> dict[str, Any]:
     import peers
 
-    from ctxkit.assembly.pipeline import run
     from ctxkit.loading.read import load_fixture
+    from ctxkit.pipeline import run
 
     doc = json.loads(Path(p["path"]).read_text(encoding="utf-8"))
     system = run(load_fixture(p["path"])).assembly.segments["system"][0].text
@@ -188,8 +188,8 @@ def job_replay(p: dict[str, Any]) -> dict[str, Any]:
     """`ctxkit replay` of a history at the budget, and its floor: counting that history once."""
     import peers
 
-    from ctxkit.assembly.pipeline import run
     from ctxkit.loading.read import load_fixture
+    from ctxkit.pipeline import run
     from ctxkit.replay.driver import replay
 
     warm()

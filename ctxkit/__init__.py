@@ -3,10 +3,11 @@
 The pipeline, one package per stage (docs/architecture.md has the module map):
 
     loading/      fixture file -> domain.Fixture, Effective settings (layer 1)
-    counting/     tokenizers, image costs, the lazy per-message meter
     history/      branch, summary, working messages             (layer 2, R-TREE, R-CONV)
+    counting/     tokenizers, image costs, the lazy per-message meter
     assembly/     system prompt, project files, order and budget (R-SYS, R-PROJ, R-ASM, R-FILE, R-REM)
     translate/    assembled list -> provider payload            (layer 3, R-TR)
+    pipeline.py   fixture + options -> assembly -> payload (`run`)
     compression/  is a summary due, and its request             (R-CMP)
     reports/      budget / explain / diff renderings of the decision record
     snapshots/    golden files and the pytest plugin

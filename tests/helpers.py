@@ -10,10 +10,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import Result, run
 from ctxkit.reports.explain import rows as explain_rows
 
 HEAD = """\

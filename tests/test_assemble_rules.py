@@ -316,8 +316,8 @@ messages: [{id: 1, role: user, text: q}]
 
 
 def test_r_sys_2_no_now_warns(tmp_path):
-    from ctxkit.assembly.pipeline import run
     from ctxkit.loading.read import load_fixture
+    from ctxkit.pipeline import run
 
     from .helpers import write
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from ctxkit.assembly import collector
+from ctxkit import collector
 
 
 def _in_generation(obj: object, generation: int) -> bool:

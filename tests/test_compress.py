@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from ctxkit.assembly.assemble import floor_ratio
-from ctxkit.assembly.pipeline import run
 from ctxkit.compression.compress import Mark, plan, report, split, write_back
 from ctxkit.errors import InputError
 from ctxkit.history import tree
@@ -22,6 +21,7 @@ from ctxkit.history.working import Segment
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Provider, Role, StoredMessage
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run
 
 from .conftest import FIXTURES, GALLERY, ctxkit
 from .helpers import write
@@ -530,7 +530,7 @@ def test_r_cmp_5_write_keeps_the_compressed_branch(tmp_path):
 
 def test_r_cmp_6_assembly_never_imports_compression():
     code = (
-        "import sys; from ctxkit.loading.read import load_fixture; from ctxkit.assembly.pipeline import run; "
+        "import sys; from ctxkit.loading.read import load_fixture; from ctxkit.pipeline import run; "
         f"run(load_fixture({str(FIXTURES / 'compress_just_above.yaml')!r})); "
         "assert 'ctxkit.compression.compress' not in sys.modules, 'assembly imported compress'"
     )

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxkit.assembly.pipeline import run
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run
 from ctxkit.reports.explain import rows as explain_rows
 
 from .conftest import GALLERY, ROOT

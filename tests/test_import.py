@@ -8,8 +8,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxkit.assembly.pipeline import run
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run
 
 from .conftest import ROOT, ctxkit
 

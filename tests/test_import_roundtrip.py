@@ -16,10 +16,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxkit.assembly.pipeline import run
 from ctxkit.loading.importer import build
 from ctxkit.loading.read import load_fixture
 from ctxkit.loading.write import yaml_text
+from ctxkit.pipeline import run
 
 from .conftest import ctxkit
 

@@ -11,9 +11,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxkit.assembly.pipeline import run
 from ctxkit.errors import CtxkitError
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run
 
 from .conftest import ctxkit
 

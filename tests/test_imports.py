@@ -1,14 +1,120 @@
-"""Layering: the core never imports click; heavy modules load only when needed."""
+"""Layering: imports follow the documented direction; the core never imports click; heavy
+modules load only when needed."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+PACKAGE = Path(__file__).resolve().parent.parent / "ctxkit"
+
+# docs/architecture.md "One direction": a module may import from its own layer and the layers
+# before it, never after. The package root and the four helper modules below every stage form
+# layer 0.
+LAYERS = (
+    ("ctxkit", "ctxkit.errors", "ctxkit.output", "ctxkit.writing", "ctxkit.collector"),
+    ("ctxkit.loading",),
+    ("ctxkit.history",),
+    ("ctxkit.counting",),
+    ("ctxkit.assembly",),
+    ("ctxkit.translate",),
+    ("ctxkit.pipeline",),
+    ("ctxkit.compression",),
+    ("ctxkit.replay",),
+    ("ctxkit.reports",),
+    ("ctxkit.snapshots",),
+    ("ctxkit.cli",),
+)
+# (importing module, imported module) → why the edge runs against the direction. Empty: every
+# module follows it. An entry is for a deliberate lazy import only and must say why.
+AGAINST_THE_DIRECTION: dict[tuple[str, str], str] = {}
+
+
+def layer(module: str) -> int:
+    """The layer of a ctxkit module: its longest listed prefix decides."""
+    best = (-1, -1)
+    for index, names in enumerate(LAYERS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > best[0]:
+                best = (len(name), index)
+    assert best[1] >= 0, f"{module} has no layer: add it to LAYERS and docs/architecture.md"
+    return best[1]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(module: str, source: str, *, package: bool) -> list[tuple[int, str]]:
+    """Every module `source` imports, at any depth (inside functions too), resolved: `from
+    ctxkit import pipeline` is `ctxkit.pipeline`, a relative import is made absolute."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".")[: None if package else -1]
+                parts = parts[: len(parts) - node.level + 1]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                is_module = (PACKAGE.parent / Path(*sub.split("."))).with_suffix(".py").exists() or (
+                    PACKAGE.parent / Path(*sub.split(".")) / "__init__.py"
+                ).exists()
+                found.append((node.lineno, sub if is_module else base))
+    return found
+
+
+def wrong_way(module: str, source: str, *, package: bool = False) -> list[str]:
+    own = layer(module)
+    found = []
+    for line, target in sorted(imported(module, source, package=package)):
+        top = target.split(".")[0]
+        if top == "click" and own < layer("ctxkit.cli"):
+            found.append(f"{module}:{line} imports click")
+        if top == "ctxkit" and layer(target) > own and (module, target) not in AGAINST_THE_DIRECTION:
+            found.append(f"{module}:{line} imports {target}")
+    return found
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[module_name(p) for p in MODULES])
+def test_every_import_follows_the_documented_direction(path):
+    """Issue 22 item 4: every ctxkit module, every import (also inside functions)."""
+    module = module_name(path)
+    assert wrong_way(module, path.read_text(encoding="utf-8"), package=path.name == "__init__.py") == []
+
+
+def test_the_direction_check_sees_imports_inside_functions_and_from_the_package():
+    source = "def f():\n    from ctxkit import pipeline\n    import click\nfrom ctxkit.cli import options\n"
+    assert wrong_way("ctxkit.assembly.assemble", source) == [
+        "ctxkit.assembly.assemble:2 imports ctxkit.pipeline",
+        "ctxkit.assembly.assemble:3 imports click",
+        "ctxkit.assembly.assemble:4 imports ctxkit.cli.options",
+    ]
+    assert wrong_way("ctxkit.counting.measure", "from ..history.working import Working\n") == []
+    assert wrong_way("ctxkit.loading.read", "from .. import collector\n") == []
+
+
+def test_the_architecture_page_lists_the_layers_in_this_order():
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    line = page.split("* Data flows one way, in layers: ", 1)[1].split(". A module", 1)[0]
+    documented = [[name.strip(" `\n") for name in group.split(",")] for group in line.split("→")]
+    assert documented == [[name.split(".")[-1] for name in names if name != "ctxkit"] for names in LAYERS]
+    assert all(AGAINST_THE_DIRECTION.values())  # every exception says why
+
+
 CORE = [
-    "ctxkit.assembly.pipeline",
+    "ctxkit.pipeline",
     "ctxkit.loading.read",
     "ctxkit.compression.compress",
     "ctxkit.loading.importer",
@@ -47,7 +153,7 @@ def test_stored_counts_never_load_the_tokenizer(tmp_path):
         '"messages": [{"id": 1, "role": "user", "text": "hi", "tokens": 1}]}'
     )
     loaded = _modules_after(
-        "from ctxkit.loading.read import load_fixture\nfrom ctxkit.assembly.pipeline import run\n"
+        "from ctxkit.loading.read import load_fixture\nfrom ctxkit.pipeline import run\n"
         f"r = run(load_fixture({str(fixture)!r}))\nr.payload"
     )
     assert "tiktoken" not in loaded

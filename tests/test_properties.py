@@ -33,11 +33,11 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import RuleError
 from ctxkit.history.working import Kind, Origin, Segment, Working
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import Result, run
 from ctxkit.reports.budget import report as budget_report
 
 from .helpers import readable, tool_calls

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Provider
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import Result, run
 from ctxkit.reports.explain import rows as explain_rows
 
 from .conftest import GALLERY

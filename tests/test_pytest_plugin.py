@@ -81,7 +81,7 @@ def test_plugin_is_registered_through_the_entry_point():
 def test_plugin_imports_nothing_heavy():
     code = (
         "import sys, ctxkit.snapshots.pytest_plugin\n"
-        "heavy = ('ctxkit.assembly.pipeline', 'ctxkit.loading.read', 'ctxkit.snapshots.store', 'tiktoken', 'yaml',"
+        "heavy = ('ctxkit.pipeline', 'ctxkit.loading.read', 'ctxkit.snapshots.store', 'tiktoken', 'yaml',"
         " 'jsonschema', 'click', 'syrupy')\n"
         "print([m for m in heavy if m in sys.modules])"
     )
@@ -424,3 +424,44 @@ def test_the_gallery_can_be_snapshotted_as_a_folder(tmp_path):
     )
     assert written == expected and len(written) > 40
     assert run_.out.endswith(f"0 passed, 0 failed, {len(expected)} written\n")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("provider", "openia"),
+        ("provider", "anthropic"),
+        ("provider", 5),
+        ("max_input_tokens", 0),
+        ("max_input_tokens", -5),
+        ("max_input_tokens", 1.5),
+        ("max_input_tokens", True),
+        ("max_input_tokens", "4000"),
+        ("max_input_tokens", " 12 "),
+        ("max_input_tokens", "x"),
+        ("max_input_tokens", 7),
+    ],
+)
+def test_plugin_options_are_checked_without_click_as_click_checks_them(option, value):
+    """Issue 22 item 4: the plugin no longer imports click, yet accepts and refuses each value
+    as the command line does, with click's own message."""
+    import click
+
+    from ctxkit.cli.options import PROVIDER_TYPE, WINDOW_TYPE
+    from ctxkit.errors import InputError
+    from ctxkit.loading.config import python_options
+
+    flag, param_type = {
+        "provider": ("--provider", PROVIDER_TYPE),
+        "max_input_tokens": ("--max-input-tokens", WINDOW_TYPE),
+    }[option]
+    text = value if isinstance(value, str) else str(value)
+    try:
+        expected: object = param_type.convert(text, click.Option([flag], type=param_type), None)
+    except click.BadParameter as exc:
+        expected = exc.format_message()
+    try:
+        got: object = getattr(python_options(**{option: value}), option)
+    except InputError as exc:
+        got = "\n".join(exc.lines())
+    assert got == expected

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from ctxkit.assembly.pipeline import run
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run
 from ctxkit.replay.driver import Replay, replay
 from ctxkit.reports.replay import report
 

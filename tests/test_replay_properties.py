@@ -18,11 +18,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxkit.assembly.pipeline import run
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options
 from ctxkit.loading.domain import Provider
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run
 from ctxkit.replay.driver import replay
 from ctxkit.reports.replay import report
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from ctxkit.assembly.pipeline import run
 from ctxkit.errors import CtxkitError
 from ctxkit.history import convert
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run
 from ctxkit.replay.driver import replay
 from ctxkit.translate.items import ItemMemo, prompt_items
 

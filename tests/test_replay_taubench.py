@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from ctxkit.assembly.pipeline import run
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run
 from ctxkit.reports.budget import report as budget_report
 
 from . import provider_schemas, server_rules

@@ -194,7 +194,7 @@ def test_r_html_2_every_gallery_fixture_gives_a_page(path, tmp_path):
     page = out.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     if run.code == 0:
-        from ctxkit.assembly.pipeline import run as run_pipeline
+        from ctxkit.pipeline import run as run_pipeline
 
         # the payload's messages before provider-specific merging (Gemini folds some together)
         prepared = run_pipeline(load_fixture(str(path))).payload.prepared.messages
@@ -209,7 +209,7 @@ def test_r_html_2_every_gallery_fixture_gives_a_page(path, tmp_path):
 
 
 def _view(path: Path) -> view.View:
-    from ctxkit.assembly.pipeline import run
+    from ctxkit.pipeline import run
 
     return view.build(run(load_fixture(str(path))), warnings=[])
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from ctxkit.assembly.pipeline import run
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run
 
 from . import browser
 from .conftest import FIXTURES, ctxkit

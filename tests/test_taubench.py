@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctxkit.assembly.pipeline import run
 from ctxkit.loading.config import Options
 from ctxkit.loading.domain import Provider
 from ctxkit.loading.importer import build
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run
 from ctxkit.reports.budget import report as budget_report
 
 from . import provider_schemas, server_rules

@@ -108,7 +108,7 @@ def test_r_asm_9_budget_table_says_how_far_over(tmp_path):
 @pytest.mark.parametrize("path", GALLERY, ids=[p.stem for p in GALLERY])
 def test_r_asm_9_the_byte_bound_never_undercounts(path):
     """The shortcut that skips counting small requests must bound the real count."""
-    from ctxkit.assembly.pipeline import _ByteBound
+    from ctxkit.pipeline import _ByteBound
     from ctxkit.translate.items import wire_tokens
 
     r = assembled_or_skip(path)

@@ -28,7 +28,7 @@ from ctxkit.errors import ExitStatus, InputError, RuleError
 @load_options
 def validate(fixtures: tuple[str, ...], **kw: Any) -> None:
     """Check fixtures: schema, references, and that they assemble (R-ASM-2/3)."""
-    from ctxkit.assembly.pipeline import run
+    from ctxkit.pipeline import run
     from ctxkit.output import printable
 
     status = ExitStatus.OK

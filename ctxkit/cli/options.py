@@ -65,8 +65,8 @@ def load_options(fn: F) -> F:
     return fn
 
 
-# The option types, shared by the commands and by the pytest plugin (`check_value`),
-# so a value is accepted, and refused with the same message, in both.
+# The option types of the commands; the pytest plugin checks the same values without click
+# (`config.python_options`), and tests/test_pytest_plugin.py holds both to the same messages.
 PROVIDER_TYPE = click.Choice(PROVIDERS)
 WINDOW_TYPE = click.IntRange(min=1)
 TOKENIZER_TYPE = click.Choice(list(TOKENIZERS))
@@ -157,17 +157,6 @@ def assembly_options(fn: F) -> F:
     return load_options(overrides(*OVERRIDES)(fn))
 
 
-def check_value(option: str, param_type: click.ParamType[Any], value: object) -> Any:
-    """`value` converted as the command line converts `option`'s text, or an InputError
-    carrying the command line's own message (used where values arrive from Python)."""
-    param = click.Option([option], type=param_type)
-    text = value if isinstance(value, str) or type(value) is int else str(value)  # 1.5, True: as typed
-    try:
-        return param_type.convert(text, param, None)
-    except click.BadParameter as exc:
-        raise InputError(exc.format_message()) from None
-
-
 def parse_now(value: str | None) -> datetime | None:
     if value is None:
         return None
@@ -213,7 +202,7 @@ def load(path: str, kw: dict[str, Any], *, data: bytes | None = None) -> Any:
 
 
 def run_pipeline(path: str, kw: dict[str, Any]) -> Any:
-    from ctxkit.assembly.pipeline import run
+    from ctxkit.pipeline import run
 
     result = run(load(path, kw), build_options(kw))
     for w in result.warnings:

@@ -59,8 +59,8 @@ def report(fixture: str, output: str | None, force: bool, with_replay: bool, **k
 def _page(
     fixture: str, kw: dict[str, Any], *, with_replay: bool, read: bytes | None = None
 ) -> tuple[str, RuleError | None]:
-    from ctxkit.assembly.pipeline import run
     from ctxkit.loading.config import resolve
+    from ctxkit.pipeline import run
     from ctxkit.reports.budget import report as budget_report
     from ctxkit.reports.html import render, view
 

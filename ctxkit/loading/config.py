@@ -30,6 +30,37 @@ class Options:
     templates_source: str = ""
 
 
+def python_options(provider: object = None, max_input_tokens: object = None) -> Options:
+    """`Options` from Python values (the pytest plugin), accepted and refused as the command line
+    accepts and refuses `--provider` and `--max-input-tokens` (text as typed, ints; the same
+    messages: `tests/test_pytest_plugin.py` holds both to click's own)."""
+    chosen: str | None = None
+    window: int | None = None
+    if provider is not None:
+        text = _as_typed(provider)
+        choices = [str(p) for p in Provider]
+        if text not in choices:
+            shown = ", ".join(repr(c) for c in choices)
+            raise InputError(f"Invalid value for '--provider': {text!r} is not one of {shown}.")
+        chosen = text
+    if max_input_tokens is not None:
+        text = _as_typed(max_input_tokens)
+        try:
+            window = int(text)
+        except ValueError:
+            raise InputError(
+                f"Invalid value for '--max-input-tokens': {text!r} is not a valid integer range."
+            ) from None
+        if window < 1:
+            raise InputError(f"Invalid value for '--max-input-tokens': {window} is not in the range x>=1.")
+    return Options(provider=chosen, max_input_tokens=window)
+
+
+def _as_typed(value: object) -> str:
+    """A Python value as the text the command line would receive (1.5, True: as typed)."""
+    return value if isinstance(value, str) else str(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Effective:
     fixture: Fixture

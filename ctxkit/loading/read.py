@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from ctxkit.assembly import collector
+from ctxkit import collector
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading import domain
 from ctxkit.loading.files import DEFAULT_MAX_SIZE_TEXT, TooBig, Unreadable, read_bounded, read_regular_file

@@ -21,7 +21,7 @@ from ctxkit.translate.items import Item, canonical
 
 if TYPE_CHECKING:
     from ctxkit.assembly.fates import Fated
-    from ctxkit.assembly.pipeline import Result
+    from ctxkit.pipeline import Result
 
 CAUSE_RULES = {
     "first_call": "R-RPL-1",

@@ -13,13 +13,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from ctxkit.assembly import collector
+from ctxkit import collector
 from ctxkit.assembly.assemble import Shared
-from ctxkit.assembly.pipeline import run
 from ctxkit.counting.measure import call_args_text, shared_counts
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
+from ctxkit.pipeline import run
 from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Call, Output, Planner
 from ctxkit.replay.cost import Pricer
@@ -27,8 +27,8 @@ from ctxkit.replay.warned import OVER_WINDOW, Warned
 from ctxkit.translate.items import ItemMemo, prompt_items, prompt_tokens
 
 if TYPE_CHECKING:
-    from ctxkit.assembly.pipeline import Result
     from ctxkit.counting.measure import Meter
+    from ctxkit.pipeline import Result
 
 
 @dataclass(frozen=True, slots=True)

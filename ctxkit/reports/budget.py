@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxkit.assembly import collector
+from ctxkit import collector
 from ctxkit.history.working import Segment
 from ctxkit.output import json_number, plural
 from ctxkit.translate.items import over_window_tokens, tool_definitions_tokens
 
 if TYPE_CHECKING:
-    from ctxkit.assembly.pipeline import Result
+    from ctxkit.pipeline import Result
 
 BAR_CHARS: dict[str, str] = {
     Segment.SYSTEM: "S",

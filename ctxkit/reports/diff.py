@@ -14,9 +14,9 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from ctxkit.assembly.pipeline import Result
 from ctxkit.history.working import Row
 from ctxkit.output import dumps, plural, shorten_images
+from ctxkit.pipeline import Result
 from ctxkit.reports.budget import report as budget_report
 from ctxkit.reports.explain import rows as explain_rows
 

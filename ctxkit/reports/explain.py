@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ctxkit.assembly import collector
+from ctxkit import collector
 from ctxkit.assembly.assemble import Assembly
 from ctxkit.assembly.fates import Fated
 from ctxkit.history.working import Fate, Origin, Row, Segment, Working, message_key
@@ -18,7 +18,7 @@ from ctxkit.output import printable
 from ctxkit.translate import Payload
 
 if TYPE_CHECKING:
-    from ctxkit.assembly.pipeline import Result
+    from ctxkit.pipeline import Result
 
 # The rule behind each message the assembly generates, by what it was made from.
 GENERATED_RULES: dict[str, str] = {

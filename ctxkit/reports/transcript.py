@@ -6,9 +6,9 @@ then its text (images shortened unless raw).
 
 from __future__ import annotations
 
-from ctxkit.assembly.pipeline import Result
 from ctxkit.history.working import Kind
 from ctxkit.output import plural, short_image
+from ctxkit.pipeline import Result
 
 
 def render(result: Result, *, raw: bool = False) -> str:

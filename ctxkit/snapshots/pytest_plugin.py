@@ -137,6 +137,8 @@ class FixtureItem(pytest.Item):
         from syrupy.assertion import SnapshotAssertion
         from syrupy.location import PyTestLocation
 
+        from ctxkit.loading.config import python_options
+
         if self.clash is not None:
             root = self.config.rootpath
             pytest.fail(
@@ -153,7 +155,7 @@ class FixtureItem(pytest.Item):
             update_new_snapshots_only=opt.update_new_snapshots_only,
         )
         try:
-            text = _assembled(self.path, _options())
+            text = _assembled(self.path, python_options())
         except InputError as exc:
             pytest.fail("\n".join(exc.lines()), pytrace=False)
         _compare(self, assertion, text, self.nodeid.partition("::")[0])  # fails in pytest_runtest_call
@@ -208,13 +210,14 @@ def ctxkit_snapshot(request: pytest.FixtureRequest) -> Callable[..., None]:
     root = request.config.rootpath
 
     def check(fixture: str | Path, *, provider: str | None = None, max_input_tokens: int | None = None) -> None:
+        from ctxkit.loading.config import python_options
         from ctxkit.snapshots.names import SNAPSHOT_SUFFIX, snapshot_name
 
         label = f"{fixture}" + "".join(
             f" {k}={v!r}" for k, v in (("provider", provider), ("max_input_tokens", max_input_tokens)) if v is not None
         )
         try:
-            options = _options(provider=provider, max_input_tokens=max_input_tokens)
+            options = python_options(provider=provider, max_input_tokens=max_input_tokens)
             path = Path(fixture) if Path(fixture).is_absolute() else root / fixture
             text = _assembled(path, options)
         except InputError as exc:
@@ -224,15 +227,6 @@ def ctxkit_snapshot(request: pytest.FixtureRequest) -> Callable[..., None]:
         _compare(request.node, assertion(name=name), text, label)
 
     return check
-
-
-def _options(**given: Any) -> Any:
-    """`config.Options` from Python values, checked with the command line's rules and messages."""
-    from ctxkit.cli.options import PROVIDER_TYPE, WINDOW_TYPE, check_value
-    from ctxkit.loading.config import Options
-
-    types = {"provider": ("--provider", PROVIDER_TYPE), "max_input_tokens": ("--max-input-tokens", WINDOW_TYPE)}
-    return Options(**{k: check_value(*types[k], v) for k, v in given.items() if v is not None})
 
 
 def _assembled(path: Path, options: Any) -> str:

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxkit.assembly.pipeline import Result, run
 from ctxkit.errors import ExitStatus, InputError, Problem, RuleError
 from ctxkit.loading.config import Options
 from ctxkit.loading.domain import Fixture
 from ctxkit.output import dumps, shorten_images
+from ctxkit.pipeline import Result, run
 from ctxkit.reports.budget import report as budget_report
 from ctxkit.snapshots.names import SNAPSHOT_SUFFIX, check_folders, expand_named, snapshot_files_under, snapshot_name
 

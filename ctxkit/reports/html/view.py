@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxkit.assembly.pipeline import Result
 from ctxkit.history.working import Fate, Origin, Row, Segment
 from ctxkit.loading.config import Effective
 from ctxkit.output import plural
+from ctxkit.pipeline import Result
 from ctxkit.reports.budget import report as budget_report
 from ctxkit.reports.explain import rows as explain_rows
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxkit.assembly import collector
+from ctxkit import collector
 from ctxkit.assembly.assemble import Assembly, Shared, assemble
 from ctxkit.history.working import Image
 from ctxkit.loading import models
