@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from ctxkit.loading.cache_rules import CacheSettingError, matches, sources
 from ctxkit.loading.domain import CacheRules
 from ctxkit.replay import cache
-from ctxkit.replay.rules import CacheSettingError, matches, sources
 from ctxkit.translate.items import Item
 
 from .conftest import FIXTURES, ctxkit

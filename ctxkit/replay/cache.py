@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ctxkit.replay.rules import Rules, rules
+from ctxkit.loading.cache_rules import Rules, rules
 from ctxkit.translate.items import Item
 
 __all__ = ["Cache", "Hit", "Rules", "rules"]

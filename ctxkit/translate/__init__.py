@@ -13,6 +13,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ctxkit.loading.cache_rules import row
 from ctxkit.loading.domain import Provider
 from ctxkit.translate.common import Prepared, Translated, TranslationInput, prepare
 
@@ -52,8 +53,6 @@ def cache_parameters(request: TranslationInput) -> dict[str, Any]:
     before GPT-5.6 `prompt_cache_retention`; from GPT-5.6 on, where the seed's policy caches
     (`settings.prompt_cache`, not for a request as logged), `prompt_cache_options` in implicit mode
     (with `ttl` when set). Which models cache at breakpoints is the cache rules' table's word."""
-    from ctxkit.replay.rules import row
-
     cache = request.settings.cache
     out: dict[str, Any] = {}
     if cache.key is not None:
