@@ -152,13 +152,10 @@ class Row:
 
 @dataclass(slots=True)
 class Record:
-    """The decision record, appended to by stages in pipeline order."""
+    """The warnings stages add in pipeline order (the fates and rules are decided in
+    `assembly.fates` and `assembly.decisions`)."""
 
-    rows: list[Row] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-
-    def add(self, row: Row) -> None:
-        self.rows.append(row)
 
     def warn(self, text: str) -> None:
         if text not in self.warnings:

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ctxkit.assembly.decisions import AFTER_LAST_USER, SUMMARIZED
 from ctxkit.counting.measure import Meter
 from ctxkit.history import convert as conv
 from ctxkit.history import tree
-from ctxkit.history.working import Fate, Origin, Segment, Working
+from ctxkit.history.working import Origin, Segment, Working
 from ctxkit.loading.config import Effective
 from ctxkit.output import printable
 
@@ -49,7 +50,7 @@ def rows(eff: Effective) -> list[PartialRow]:
     branch = tree.select(eff.fixture, eff.leaf)
     converted = conv.convert(branch, eff.fixture, eff.templates)
     found = [
-        PartialRow(m.id, str(m.role), None, _stored(meter, m.text, m.tokens), Fate.SUMMARIZED, "R-TREE-3")
+        PartialRow(m.id, str(m.role), None, _stored(meter, m.text, m.tokens), SUMMARIZED.fate, SUMMARIZED.rule)
         for m in branch.summarized
     ]
     found += [_working(meter, w, Segment.HISTORY) for w in converted.history]
@@ -57,7 +58,9 @@ def rows(eff: Effective) -> list[PartialRow]:
         found.append(_working(meter, converted.last_user, Segment.LAST_USER))
     found += [_working(meter, w, Segment.IN_TURN) for w in converted.in_turn]
     found += [
-        PartialRow(m.id, str(m.role), None, _stored(meter, m.text, m.tokens), Fate.AFTER_LAST_USER, "R-TURN-1")
+        PartialRow(
+            m.id, str(m.role), None, _stored(meter, m.text, m.tokens), AFTER_LAST_USER.fate, AFTER_LAST_USER.rule
+        )
         for m in branch.after_last_user
     ]
     return found

@@ -178,7 +178,7 @@ def failed(eff: Effective, error: str, *, warnings: list[str]) -> View:
 def payload_blocks(result: Result) -> list[Block]:
     """One block per payload message, read off the assembly's record (no explain rows: replay
     draws every call this way). A project image on the last user message counts in its own part."""
-    from ctxkit.reports.explain import GENERATED_RULES
+    from ctxkit.assembly.decisions import generated
 
     a = result.assembly
     by_key = {w.key: w for w in a.messages}
@@ -188,19 +188,19 @@ def payload_blocks(result: Result) -> list[Block]:
     for m in result.payload.prepared.messages:
         w = by_key.get(m.key)
         fated = a.fates.get(m.key)
-        if w is None:  # made by translation: the image-drop notice
-            row = notices.get(m.key)
-            seg = str(row.segment) if row is not None and row.segment else str(Segment.REMINDER)
-            tokens = row.tokens if row is not None else 0
-            rule, notes = (row.rule, row.notes) if row is not None else ("R-TR-6", ())
-            blocks.append(Block(None, "user", tokens, str(Fate.GENERATED), rule, (Part(seg, tokens),), notes))
+        if w is None:  # made by translation (the image-drop notice), which records its row
+            row = notices[m.key]
+            seg = str(row.segment or Segment.REMINDER)
+            blocks.append(
+                Block(None, row.kind, row.tokens, str(row.fate), row.rule, (Part(seg, row.tokens),), row.notes)
+            )
             continue
         parts = [Part(segment_of.get(w.key, str(Segment.PROJECT_FILES)), a.meter.of(w))]
         if fated is not None:
-            fate, rule, notes = str(fated.fate), fated.rule, fated.notes
             parts[0] = Part(str(fated.segment or parts[0].segment), parts[0].tokens)
         else:
-            fate, rule, notes = str(Fate.GENERATED), GENERATED_RULES.get(w.origin, ""), w.notes
+            fated = generated(w)
+        fate, rule, notes = str(fated.fate), fated.rule, fated.notes
         project = sum(a.meter.image(i) for i in w.images if i.project)
         if project:
             parts.append(Part(str(Segment.PROJECT_FILES), project))
