@@ -8,6 +8,7 @@ pipeline never imports them.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from ctxkit import collector
@@ -56,14 +57,36 @@ class Result:
 
     @property
     def warnings(self) -> list[str]:
+        return [w.text for w in self.typed_warnings()]
+
+    def typed_warnings(self) -> list[RunWarning]:
+        """The warnings with their kind, so no one classifies a warning by its wording."""
         eff = self.assembly.eff
         mismatch = models.provider_mismatch(str(eff.provider), eff.model)
-        found = [*([mismatch] if mismatch else []), *text_warnings(eff.templates, eff.fixture.prompts)]
-        found += [*self.assembly.record.warnings, *self.payload.prepared.warnings]
-        over = self.over_window_tokens()
-        if over:
-            found.append(items.over_window_warning(self.wire_tokens(), self.max_input_tokens) or "")
+        found = [RunWarning(WarningKind.PROVIDER_MISMATCH, mismatch)] if mismatch else []
+        found += [RunWarning(WarningKind.TEMPLATES, w) for w in text_warnings(eff.templates, eff.fixture.prompts)]
+        found += [RunWarning(WarningKind.ASSEMBLY, w) for w in self.assembly.record.warnings]
+        found += [RunWarning(WarningKind.TRANSLATION, w) for w in self.payload.prepared.warnings]
+        if self.over_window_tokens():
+            text = items.over_window_warning(self.wire_tokens(), self.max_input_tokens) or ""
+            found.append(RunWarning(WarningKind.OVER_WINDOW, text))
         return found
+
+
+class WarningKind(enum.Enum):
+    PROVIDER_MISMATCH = "provider_mismatch"  # the model is another provider's
+    TEMPLATES = "templates"  # braces the templates and the fixture's prompts do not fill
+    ASSEMBLY = "assembly"
+    TRANSLATION = "translation"
+    OVER_WINDOW = "over_window"  # R-ASM-9: the request as sent exceeds the window
+
+
+@dataclass(frozen=True, slots=True)
+class RunWarning:
+    """One warning of a run: its kind (what it is about) and its text (what the user reads)."""
+
+    kind: WarningKind
+    text: str
 
 
 class _ByteBound:

@@ -578,3 +578,18 @@ def test_replay_warnings_about_the_fixture_are_said_once_and_about_calls_counted
         "call 5 (m5): a request 10 over the window (R-ASM-9)",
         "no price is known for house-model-7",
     )
+
+
+def test_replay_warning_naming_r_asm_9_is_not_taken_for_the_over_window_one_by_its_text() -> None:
+    """Issue 22 item 3: a warning was classified by `"(R-ASM-9)" in text`; now only by `over`."""
+    from ctxkit.replay.warned import Warned
+
+    w = Warned([])
+    for i in range(2):
+        w.add(i, f"m{i}", "a note that cites (R-ASM-9) but is the same on every call")
+    w.add(3, "m3", "a request 10 over the window", over=10)
+    w.add(4, "m4", "a request 12 over the window", over=12)
+    assert w.texts() == (
+        "a note that cites (R-ASM-9) but is the same on every call",
+        "call 3 (m3): a request 10 over the window; 1 more call too, the most 12 tokens over the window at call 4 (m4)",
+    )

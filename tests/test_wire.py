@@ -113,3 +113,13 @@ def test_r_asm_9_the_byte_bound_never_undercounts(path):
 
     r = assembled_or_skip(path)
     assert r.wire_tokens() <= wire_tokens(r.payload, meter=_ByteBound(r.assembly))
+
+
+def test_r_asm_9_warning_is_typed_over_window(tmp_path):
+    """Issue 22 item 3: the over-the-window warning carries its kind; none other does."""
+    from ctxkit.pipeline import WarningKind
+
+    typed = assemble(tmp_path, OVER).typed_warnings()
+    assert [w.kind for w in typed if w.kind is WarningKind.OVER_WINDOW] == [WarningKind.OVER_WINDOW]
+    fits = assemble(tmp_path, OVER.replace("max_input_tokens: 100", "max_input_tokens: 1000")).typed_warnings()
+    assert WarningKind.OVER_WINDOW not in {w.kind for w in fits}

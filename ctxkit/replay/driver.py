@@ -19,11 +19,11 @@ from ctxkit.counting.measure import call_args_text, shared_counts
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
-from ctxkit.pipeline import run
+from ctxkit.pipeline import WarningKind, run
 from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Call, Output, Planner
 from ctxkit.replay.cost import Pricer
-from ctxkit.replay.warned import OVER_WINDOW, Warned
+from ctxkit.replay.warned import Warned
 from ctxkit.translate.items import ItemMemo, prompt_items, prompt_tokens
 
 if TYPE_CHECKING:
@@ -105,8 +105,9 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         items = prompt_items(result.payload, meter=result.assembly.meter, memo=memo)
         prompt = prompt_tokens(items)
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
-        for w in result.warnings:  # one per kind: R-ASM-9's names the first call and counts the rest
-            warned.add(index, call.label, w, result.over_window_tokens() if OVER_WINDOW in w else 0)
+        for w in result.typed_warnings():  # one per kind: R-ASM-9's names the first call and counts the rest
+            over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
+            warned.add(index, call.label, w.text, over)
         keys = tuple(item.key for item in items)
         hit = prompt_cache.add(items, call.clock, keys)
         view, dropped = breaks.view(result, items, keys, call.user.id)

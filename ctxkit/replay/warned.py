@@ -1,10 +1,11 @@
 """The warnings of a replay: one per kind, with a count, however many calls raise it.
 
-Input: each call's warnings as `add(index, label, text, over)` (`over`: tokens over the window,
-R-ASM-9). Output: `texts()`, in order of first appearance. A warning about the fixture reads the
-same on every call and is said once. One about the call itself (R-ASM-9's over-the-window, or a
-text whose numbers change from call to call) names the first call that raised it and counts the
-others, so a 20,000-message replay gives one line, not one per call.
+Input: each call's warnings as `add(index, label, text, over)` (`over`: tokens over the
+window, given for R-ASM-9's warning alone, which the pipeline types as
+`WarningKind.OVER_WINDOW`). Output: `texts()`, in order of first appearance. A warning about
+the fixture reads the same on every call and is said once. One about the call itself (R-ASM-9's
+over-the-window, or a text whose numbers change from call to call) names the first call that
+raised it and counts the others, so a 20,000-message replay gives one line, not one per call.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 
 from ctxkit.output import plural
 
-OVER_WINDOW = "(R-ASM-9)"
 _NUMBER = re.compile(r"\d[\d,.]*")
 
 
@@ -37,7 +37,7 @@ class Warned:
         kind = _NUMBER.sub("N", text)
         found = self._kinds.get(kind)
         if kind not in self._kinds:
-            self._kinds[kind] = _Kind(text, call, over=over, worst=call, varied=OVER_WINDOW in text)
+            self._kinds[kind] = _Kind(text, call, over=over, worst=call, varied=over > 0)
             return
         if found is None:
             return
@@ -62,6 +62,6 @@ def _text(k: _Kind) -> str:
     if k.calls == 1:
         return text
     more = plural(k.calls - 1, "more call", grouped=True)
-    if OVER_WINDOW in k.first:
+    if k.over:
         return f"{text}; {more} too, the most {plural(k.over, 'token', grouped=True)} over the window at {k.worst}"
     return f"{text}; and {more} like it"
