@@ -17,11 +17,11 @@ from typing import IO, cast
 
 import pytest
 
-from ctxkit.assembly.pipeline import run
 from ctxkit.errors import InputError
 from ctxkit.loading.files import TooBig, read_bounded
 from ctxkit.loading.read import load_fixture, load_templates_file
 from ctxkit.loading.templates import BUILTIN, SYSTEM_PLACEHOLDERS, brace_warning, check_override
+from ctxkit.pipeline import run
 from tests.conftest import ctxkit, peak_bytes
 from tests.helpers import texts
 

@@ -28,8 +28,8 @@ from ctxkit.errors import ExitStatus, InputError, RuleError
 @load_options
 def validate(fixtures: tuple[str, ...], **kw: Any) -> None:
     """Check fixtures: schema, references, and that they assemble (R-ASM-2/3)."""
-    from ctxkit.pipeline import run
     from ctxkit.output import printable
+    from ctxkit.pipeline import run
 
     status = ExitStatus.OK
     for path in fixtures:
