@@ -27,7 +27,7 @@ LAYERS = (
     ("ctxkit.replay",),
     ("ctxkit.reports",),
     ("ctxkit.snapshots",),
-    ("ctxkit.cli",),
+    ("ctxkit.cli", "ctxkit.__main__"),
 )
 # (importing module, imported module) → why the edge runs against the direction. Empty: every
 # module follows it. An entry is for a deliberate lazy import only and must say why.
