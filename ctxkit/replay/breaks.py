@@ -71,7 +71,7 @@ class Source:
 
     key: str
     kind: str
-    origin: str
+    origin: Origin
     id: str | None  # the stored message or file id
     stored: str | None  # the stored message it comes from (for branch checks)
     segment: str | None
@@ -323,6 +323,6 @@ def _cause(
         return found("image_cap")
     if s_theirs is not None and s_theirs.origin in DRIFTING:
         return found("drift")
-    if theirs is None or s_theirs is None or s_theirs.origin in (Origin.REMINDER, "image_drop_notice"):
-        return found("append")  # no working message behind it: the image-drop notice, added last
+    if theirs is None or s_theirs is None or s_theirs.origin is Origin.REMINDER:
+        return found("append")  # no working message behind it (the image-drop notice), or the reminder: added last
     return found("other")
