@@ -110,7 +110,7 @@ def _prompts() -> Any:
 
 
 def _brute_path(prompts: list[tuple[Any, ...]], keys: tuple[str, ...], first: int, min_tokens: int) -> Any:
-    """What the trie walk must find, from every earlier prompt one by one (the window's for the prefix)."""
+    """What the trie walk must find, from every earlier prompt within the window one by one."""
     from ctxkit.replay import cache
 
     def shared(j: int) -> int:
@@ -123,8 +123,9 @@ def _brute_path(prompts: list[tuple[Any, ...]], keys: tuple[str, ...], first: in
     common, latest = max(((shared(j), j) for j in window), default=(0, -1))
     marks = []
     for depth in range(common, 0, -1):
-        # a mark records the latest call ever, in the window or not (the rules compare it with `first`)
-        through = [j for j in range(len(prompts)) if shared(j) >= depth and prompts[j][depth - 1].breakpoint]
+        # a mark records the latest call of the window (the trie forgets the calls before it: beyond
+        # the TTL, or for Ollama before the previous call, nothing of theirs can be read again)
+        through = [j for j in window if shared(j) >= depth and prompts[j][depth - 1].breakpoint]
         if through:
             stored = [j for j in through if sum(i.tokens for i in prompts[j][:depth]) >= min_tokens]
             marks.append((depth, max(stored, default=-1), max(through), -1))  # the writer is not compared
@@ -173,3 +174,44 @@ def test_r_rpl_5_path_compressed_trie_finds_what_every_earlier_prompt_gives(prov
             prompts.append(items)
 
     check()
+
+
+@pytest.mark.parametrize("path", REPLAY_GALLERY + [FIXTURES / "tool_loop_in_flight.yaml"], ids=lambda p: p.name)
+def test_r_rpl_9_earlier_calls_kept_overtaken_and_numbered_give_the_same_replay(path: Any, monkeypatch: Any) -> None:
+    """Issue 19 item 6: an earlier call is kept only from where no later call overtook it, its
+    items as numbers (`breaks.Earlier`), and forgotten when nothing of it is left or the TTL ends;
+    every call's row (candidate, break, cause, lost tokens, cache) must equal the replay that keeps
+    every earlier call whole, for every provider's rules and a window that truncates."""
+    from ctxkit.replay import driver
+
+    fixture = load_fixture(str(path))
+    for provider, model in ((None, None), ("anthropic", "claude-sonnet-4-5"), ("ollama", "llama3.1")):
+        for window in (None, 700):
+            options = Options(provider=provider, model=model, max_input_tokens=window)
+            try:
+                kept = replay(fixture, options)
+            except CtxkitError:
+                continue
+            with monkeypatch.context() as m:
+                m.setattr(driver, "_trim", lambda *args: None)
+                whole = replay(fixture, options)
+            assert kept == whole, (path.name, provider, window)
+
+
+def test_r_rpl_9_a_truncating_history_keeps_numbers_and_gives_the_same_replay(tmp_path: Any, monkeypatch: Any) -> None:
+    """The same, for a generated history of 150 messages at a 4,000-token window: truncation moves
+    the window's start every call, so every earlier call is kept from its third item on."""
+    import json
+
+    from ctxkit.replay import driver
+
+    from .helpers import bench_history
+
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(bench_history(150)), encoding="utf-8")
+    fixture = load_fixture(str(path))
+    options = Options(max_input_tokens=4000)
+    kept = replay(fixture, options)
+    monkeypatch.setattr(driver, "_trim", lambda *args: None)
+    assert kept == replay(fixture, options)
+    assert sum(c.brk.cause == "truncation" for c in kept.calls) > 20

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from ctxkit.counting import images as imagelib
 from ctxkit.counting.tokens import get_counter
-from ctxkit.history.working import Call, Image, Working
+from ctxkit.history.working import Call, Image, Origin, Working
 from ctxkit.loading.templates import Templates
 
 UNREADABLE_IMAGE_TOKENS = imagelib.BASE_TOKENS  # an image whose size cannot be read costs the base alone
@@ -29,6 +29,11 @@ class _Shared:
     # per tokenizer: id → (image-less working message, its cost), which needs only the tokenizer
     messages: dict[str, dict[int, tuple[Working, int]]] = field(default_factory=dict)
 
+
+# Working messages made from stored messages, the same objects call after call (the replay shares
+# their conversion); generated ones (system, reminder, in-flight, …) are new on every call: kept,
+# their costs would only hold every call's messages in memory until the replay ends.
+_SHARED_ORIGINS = frozenset({Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER})
 
 _SHARED: contextvars.ContextVar[_Shared | None] = contextvars.ContextVar("ctxkit_shared_counts", default=None)
 
@@ -117,7 +122,7 @@ class Meter:
             total = w.tokens if w.tokens is not None else self.text(w.text if w.count_text is None else w.count_text)
             total += sum(self.image(i) for i in w.images if not i.project)
             total += sum(self.call(c) for c in w.tool_calls)
-            if costs is not None and not w.images:
+            if costs is not None and not w.images and w.origin in _SHARED_ORIGINS:
                 costs[id(w)] = (w, total)
         self._cache[w.key] = total
         return total

@@ -10,12 +10,13 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.loading.domain import Fixture, Role
+from ctxkit.replay.cache import Keys
 from ctxkit.translate.bodies import KEYED_SETTINGS
 from ctxkit.translate.items import Item, canonical
 
@@ -80,15 +81,13 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """What a later call needs to know about an earlier one.
+    """This call as the break needs it: its items mapped back to their working messages.
 
-    Only the item at the break is ever mapped back to its working message, so a view keeps the
-    assembled list as it is and builds that one `Source` on demand. What is kept per message is
-    the assembled list itself and each message's segment (not its `Fated`, made afresh per call);
-    a view kept for later calls holds its items packed (`packed`)."""
+    Only the item at the break is ever mapped back, so a view keeps the assembled list as it is
+    and builds that one `Source` on demand. Later calls keep an `Earlier` instead (`trimmed`)."""
 
     items: Sequence[Item]
-    keys: tuple[str, ...]  # each item's key, in order (the cache trie holds the same tuple)
+    keys: Keys  # each item's key, or its number, in order (the cache trie holds the same sequence)
     messages: Sequence[Working]  # the assembled list (Assembly.messages)
     segment_of: Sequence[Segment | None]  # each message's segment, by position
     user: str
@@ -103,51 +102,156 @@ class View:
         name = str(segment) if segment is not None else None
         return Source(w.key, str(w.kind), w.origin, w.file_id or w.source_id, stored, name, w.placeholder)
 
-    def packed(self) -> View:
-        """This view as later calls keep it: the items as columns rather than one tuple each."""
-        return replace(self, items=Packed(self.items, self.keys))
+    def item(self, n: int) -> Item | None:
+        return self.items[n] if n < len(self.items) else None
+
+    def keys_from(self, n: int) -> Keys:
+        return self.keys[n:]
+
+    def source_at(self, n: int) -> Source | None:
+        item = self.item(n)
+        if item is None or item.source is None or item.source >= len(self.messages):
+            return None
+        return self.source(item.source)
+
+    def trimmed(self, start: int, sides: Sides) -> Earlier | None:
+        """This call as later calls keep it, from item `start` on (see `Earlier`); None when
+        nothing is left."""
+        n = len(self.keys)
+        if start >= n:
+            return None
+        found = array("i", (sides.of(self, k) for k in range(start, n)))
+        call = Call(self.user, sides.text(self.system), self.date, self.model, self.settings)
+        if 2 * (n - start) > n:  # most of it: the keys the trie holds too, shared
+            return Earlier(start, n, self.keys, start, found, sides.table, call)
+        return Earlier(start, n, self.keys[start:], 0, found, sides.table, call)
 
 
-_NONE = -1  # a null message or source index, in `Packed`'s integer columns
+class Call(NamedTuple):
+    """What a break reads of an earlier call besides its items."""
+
+    user: str
+    system: str | None
+    date: str | None
+    model: str
+    settings: tuple[tuple[str, str], ...]
 
 
-class Packed(Sequence[Item]):
-    """A call's items in columns (R-RPL-9): kept views hold every call's items until the TTL ends,
-    all of them when messages carry no times. The keys are the cache trie's tuple; the numbers
-    are packed in arrays; an `Item` is made again on access (only at a break)."""
+class Sides:
+    """Each distinct (tokens, role, breakpoint, source) of the items kept for later calls, once:
+    an earlier call keeps one number per item instead of its assembled list (R-RPL-9)."""
 
-    __slots__ = ("_breakpoints", "_keys", "_message", "_role", "_source", "_tokens")
+    def __init__(self) -> None:
+        self.table: list[tuple[int, str | None, bool, Source | None]] = []
+        self._ids: dict[tuple[Any, ...], int] = {}
+        self._texts: dict[str, str] = {}
 
-    def __init__(self, items: Sequence[Item], keys: tuple[str, ...]) -> None:
-        self._keys = keys
-        self._tokens = array("q", [i.tokens for i in items])
-        self._message = array("i", [_NONE if i.message is None else i.message for i in items])
-        self._source = array("i", [_NONE if i.source is None else i.source for i in items])
-        self._role = tuple(i.role for i in items)
-        self._breakpoints = frozenset(n for n, i in enumerate(items) if i.breakpoint)
+    def text(self, text: str | None) -> str | None:
+        """One string object for equal texts (the system prompt, equal on most calls)."""
+        return None if text is None else self._texts.setdefault(text, text)
 
-    def __len__(self) -> int:
-        return len(self._keys)
+    def of(self, view: View, n: int) -> int:
+        item = view.items[n]
+        position = item.source
+        w = view.messages[position] if position is not None and position < len(view.messages) else None
+        if w is None:
+            key: tuple[Any, ...] = (item.tokens, item.role, item.breakpoint)
+        else:
+            segment = view.segment_of[position]  # type: ignore[index]
+            key = (item.tokens, item.role, item.breakpoint, w.key, w.kind, w.origin, w.file_id, w.source_id)
+            key += (w.placeholder, segment)
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = len(self.table)
+            self.table.append((item.tokens, item.role, item.breakpoint, view.source_at(n)))
+        return found
 
-    @overload
-    def __getitem__(self, index: int) -> Item: ...
 
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Item, ...]: ...
+class Earlier:
+    """An earlier call as later calls keep it (R-RPL-9): from item `start` on, each item's key and
+    the number of its (tokens, role, breakpoint, source) in `Sides`.
 
-    def __getitem__(self, index: int | slice) -> Item | tuple[Item, ...]:
-        if isinstance(index, slice):
-            return tuple(self[n] for n in range(*index.indices(len(self))))
-        n = range(len(self))[index]  # a negative index counts from the end; out of range raises
-        message, source = self._message[n], self._source[n]
-        return Item(
-            self._keys[n],
-            self._tokens[n],
-            None if message == _NONE else message,
-            None if source == _NONE else source,
-            self._role[n],
-            n in self._breakpoints,
-        )
+    Items before `start` were overtaken (`cache.Cache.overtaken`): a later call that shares them
+    shares them with a later call too, whose prompt is then its best candidate there, so this one
+    can only be broken against at `start` or beyond. A conversation that grows keeps of each
+    earlier call its last few items (its reminder); one that truncates keeps a key and a number
+    per item of the window until the TTL ends."""
+
+    __slots__ = ("_call", "_offset", "_sides", "_table", "keys", "length", "start")
+
+    def __init__(
+        self,
+        start: int,
+        length: int,
+        keys: Keys,
+        offset: int,
+        sides: array[int],
+        table: list[tuple[int, str | None, bool, Source | None]],
+        call: Call,
+    ) -> None:
+        self.start, self.length = start, length
+        self.keys, self._offset = keys, offset  # item n's key is keys[n - start + offset]
+        self._sides, self._table, self._call = sides, table, call
+
+    @property
+    def user(self) -> str:
+        return self._call.user
+
+    @property
+    def system(self) -> str | None:
+        return self._call.system
+
+    @property
+    def date(self) -> str | None:
+        return self._call.date
+
+    @property
+    def model(self) -> str:
+        return self._call.model
+
+    @property
+    def settings(self) -> tuple[tuple[str, str], ...]:
+        return self._call.settings
+
+    def _side(self, n: int) -> tuple[int, str | None, bool, Source | None] | None:
+        if n >= self.length:
+            return None
+        if n < self.start:
+            raise AssertionError(f"item {n} of an earlier call was overtaken (kept from {self.start})")
+        return self._table[self._sides[n - self.start]]
+
+    def item(self, n: int) -> Item | None:
+        side = self._side(n)
+        if side is None:
+            return None
+        tokens, role, breakpoint, _ = side
+        key = self.keys[n - self.start + self._offset]  # as the trie holds it: a number in a replay
+        return Item(str(key), tokens, None, None, role, breakpoint)
+
+    def keys_from(self, n: int) -> Keys:
+        if n < self.start:
+            raise AssertionError(f"keys from {n} of an earlier call were overtaken (kept from {self.start})")
+        return self.keys[n - self.start + self._offset :]
+
+    def source_at(self, n: int) -> Source | None:
+        side = self._side(n)
+        return side[3] if side is not None else None
+
+    def trimmed(self, start: int, sides: Sides) -> Earlier | None:
+        if start >= self.length:
+            return None
+        cut = max(start - self.start, 0)
+        if cut == 0:
+            return self
+        keys, offset = self.keys, self._offset + cut
+        left = self.length - start
+        if 2 * left <= len(keys):  # little of the shared keys is still needed: keep only that
+            keys, offset = keys[offset : offset + left], 0
+        numbers = self._sides[cut:]
+        return Earlier(start, self.length, keys, offset, numbers, self._table, self._call)
+
+
+Candidate = View | Earlier
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +282,7 @@ class Break:
         return {"item": self.item, "this": self.this, "candidate": self.candidate}
 
 
-def view(result: Result, items: tuple[Item, ...], keys: tuple[str, ...], user: str) -> tuple[View, Dropped]:
+def view(result: Result, items: tuple[Item, ...], keys: Keys, user: str) -> tuple[View, Dropped]:
     from ctxkit.assembly.system import format_date
 
     a = result.assembly
@@ -232,29 +336,25 @@ class Ancestry:
         return self.enter[ancestor] <= self.enter[node] and self.leave[node] <= self.leave[ancestor]
 
 
-def _side(v: View, item: Item | None) -> dict[str, Any] | None:
+def _side(v: Candidate, n: int, item: Item | None) -> dict[str, Any] | None:
     if item is None:
         return None
     if item.role is None:
         return {"kind": "tools", "id": None, "segment": None}
-    s = _source(v, item)
+    s = v.source_at(n)
     if s is None:
         return {"kind": item.role, "id": None, "segment": None}
     return {"kind": s.kind, "id": s.id, "segment": s.segment}
 
 
-def _source(v: View, item: Item | None) -> Source | None:
-    if item is None or item.source is None or item.source >= len(v.messages):
-        return None
-    return v.source(item.source)
-
-
-def find(this: View, dropped: Dropped, cand: View | None, common: int, *, expired: bool, ancestry: Ancestry) -> Break:
+def find(
+    this: View, dropped: Dropped, cand: Candidate | None, common: int, *, expired: bool, ancestry: Ancestry
+) -> Break:
     if cand is None:
         return Break("first_call", CAUSE_RULES["first_call"], None, None, None, 0)
-    mine = this.items[common] if common < len(this.items) else None
-    theirs = cand.items[common] if common < len(cand.items) else None
-    lost = _lost(this.items[common:], cand.keys[common:])
+    mine = this.item(common)
+    theirs = cand.item(common)
+    lost = _lost(this.items[common:], cand.keys_from(common), this.keys_from(common))
     if expired:
         cause, rule = "expired", CAUSE_RULES["expired"]
     elif this.model != cand.model or this.settings != cand.settings:  # the provider keys its cache on these
@@ -263,10 +363,10 @@ def find(this: View, dropped: Dropped, cand: View | None, common: int, *, expire
         setting = {"kind": "setting", "id": ", ".join(changed), "segment": None}
         return Break(cause, CAUSE_RULES[cause], common, setting, setting, lost)
     else:
-        cause, rule = _cause(this, dropped, cand, mine, theirs, ancestry)
+        cause, rule = _cause(this, dropped, cand, common, ancestry)
     if mine is None:
         return Break(cause, rule, None, None, None, lost)
-    return Break(cause, rule, common, _side(this, mine), _side(cand, theirs), lost)
+    return Break(cause, rule, common, _side(this, common, mine), _side(cand, common, theirs), lost)
 
 
 def _changed(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
@@ -274,23 +374,24 @@ def _changed(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
     return [k for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
 
 
-def _lost(mine: Sequence[Item], theirs: tuple[str, ...]) -> int:
+def _lost(mine: Sequence[Item], theirs: Keys, keys: Keys | None = None) -> int:
     """Tokens of this call's items after the break that the candidate sent after it too (each once).
 
     The candidate's items before the break were reused; the ones after it were paid for and, where
-    this call sends them again anywhere, could not be reused."""
+    this call sends them again anywhere, could not be reused. `keys`: this call's keys as `theirs`
+    holds them (numbers in a replay), when not the items' own."""
     unused = Counter(theirs)
     lost = 0
-    for item in mine:
-        if unused[item.key] > 0:
-            unused[item.key] -= 1
+    for item, key in zip(mine, keys if keys is not None else [i.key for i in mine], strict=True):
+        if unused[key] > 0:
+            unused[key] -= 1
             lost += item.tokens
     return lost
 
 
-def _cause(
-    this: View, dropped: Dropped, cand: View, mine: Item | None, theirs: Item | None, ancestry: Ancestry
-) -> tuple[str, str]:
+def _cause(this: View, dropped: Dropped, cand: Candidate, common: int, ancestry: Ancestry) -> tuple[str, str]:
+    mine, theirs = this.item(common), cand.item(common)
+
     def found(cause: str, rule: str | None = None) -> tuple[str, str]:
         return cause, rule or CAUSE_RULES[cause]
 
@@ -298,7 +399,7 @@ def _cause(
         return found("append")
     if mine.role is None or (theirs is not None and theirs.role is None):
         return found("tools")  # the tool-definitions item has no role
-    s_mine, s_theirs = _source(this, mine), _source(cand, theirs)
+    s_mine, s_theirs = this.source_at(common), cand.source_at(common)
     if (s_mine is not None and s_mine.kind == "system") or (s_theirs is not None and s_theirs.kind == "system"):
         if this.system is not None and cand.system is not None and this.date and cand.date and this.date != cand.date:
             if cand.system.replace(cand.date, this.date) == this.system:

@@ -9,13 +9,16 @@ number of earlier calls; the trie is path-compressed, so it grows by at most two
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from ctxkit.loading.cache_rules import Rules, rules
 from ctxkit.translate.items import Item
 
-__all__ = ["Cache", "Hit", "Rules", "rules"]
+__all__ = ["Cache", "Hit", "Keys", "Rules", "rules"]
+
+Keys = Sequence[Hashable]  # a prompt's item keys in order: strings, or the replay's numbers for them
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +42,10 @@ class _Edge:
     `marks` (offset in the run → [stored, marked]). A call adds at most two edges, where an item
     per node would add one node per item of the window (R-RPL-9)."""
 
-    keys: tuple[str, ...]
+    keys: Keys
     start: int
     end: int
-    children: dict[str, _Edge] = field(default_factory=dict)
+    children: dict[Hashable, _Edge] = field(default_factory=dict)
     latest: int = -1  # the latest call whose prompt runs through this edge
     marks: dict[int, list[int]] | None = None  # breakpoints: [latest call that stored, latest marked, writer]
 
@@ -79,12 +82,18 @@ class Cache:
         self.window_start = 0  # the oldest call still within the TTL of the newest
         self._read = 0  # items the current call read (its stored prefix), for `_insert`
         self._paid: set[int] = set()  # calls whose write a later call read
+        self.overtaken: dict[int, int] = {}  # see `add`
 
-    def add(self, items: tuple[Item, ...], clock: datetime | None, keys: tuple[str, ...] | None = None) -> Hit:
-        """`keys` (each item's key, in order) may be passed when the caller already has them."""
+    def add(self, items: tuple[Item, ...], clock: datetime | None, keys: Keys | None = None) -> Hit:
+        """`keys` (each item's key, in order) may be passed when the caller already has them.
+
+        Afterwards `overtaken` maps each earlier call this one overtook to the depth down to which
+        it did: that call is no longer the latest through its items before that depth, so no later
+        call can break against it there (its view may be trimmed to the rest, R-RPL-9)."""
         index = len(self.clocks)
         if self.clocks and _gap(self.clocks[-1], clock) > self.rules.ttl_seconds:
             self.window_start = index
+            self.root = _Edge((), 0, 0)  # nothing earlier can be a hit again: memory follows the TTL
         self.clocks.append(clock)
         first = self.window_start
         if self.rules.mode == "previous":
@@ -98,8 +107,17 @@ class Cache:
         points = self._breakpoints(items)
         self._read = 0
         hit = self._apply(index, items, path, first, candidate, prefix, points)
-        self._insert(index, items, keys, points)
+        if self.rules.mode == "previous":  # only this prompt can be a hit for the next call
+            self.root = _Edge((), 0, 0)
+        self.overtaken = self._insert(index, items, keys, points)
         return hit
+
+    @property
+    def keep_from(self) -> int:
+        """The oldest call a later call may still compare with (TTL; Ollama: the latest only)."""
+        if self.rules.mode == "previous":
+            return max(self.window_start, len(self.clocks) - 1)
+        return self.window_start
 
     def unread_write(self, index: int) -> bool:
         """The call wrote to the cache and no later call read what it wrote (call after the last)."""
@@ -121,7 +139,7 @@ class Cache:
             chosen.add(implicit)
         return sorted(chosen)
 
-    def _walk(self, keys: tuple[str, ...], first: int) -> _Path:
+    def _walk(self, keys: Keys, first: int) -> _Path:
         edge, depth, latest = self.root, 0, -1
         marks: list[tuple[int, int, int, int]] = []
         n = len(keys)
@@ -140,24 +158,30 @@ class Cache:
         marks.sort(reverse=True)
         return _Path(depth, latest, marks)
 
-    def _insert(self, index: int, items: tuple[Item, ...], keys: tuple[str, ...], points: list[int]) -> None:
+    def _insert(self, index: int, items: tuple[Item, ...], keys: Keys, points: list[int]) -> dict[int, int]:
         edge, depth, n = self.root, 0, len(keys)
         runs: list[tuple[int, _Edge]] = []  # (depth at its start, edge) along this prompt
+        overtaken: dict[int, int] = {}
         while depth < n:
             child = edge.children.get(keys[depth])
             if child is None:
-                child = edge.children[keys[depth]] = _Edge(keys, depth, n)
                 run = n - depth
+                if 2 * run > n:  # most of the prompt: the edge shares its keys (a view holds them)
+                    child = _Edge(keys, depth, n)
+                else:  # a short new run: copied, so the prompt's keys are not kept for it
+                    child = _Edge(keys[depth:], 0, run)
+                edge.children[keys[depth]] = child
             else:
                 run = _matched(child, keys, depth)
                 if run < child.end - child.start:
                     child.split(run)
+                overtaken[child.latest] = depth + run  # going down: the deepest depth stays
             child.latest = index
             runs.append((depth, child))
             depth += run
             edge = child
         if not points:
-            return
+            return overtaken
         ends = _ends(items)
         for position in points:
             start, run_edge = next((s, e) for s, e in reversed(runs) if s <= position)
@@ -169,6 +193,7 @@ class Cache:
                 mark[0] = index
                 if position >= self._read:  # beyond what this call read: it wrote this prefix
                     mark[2] = index
+        return overtaken
 
     def _apply(
         self,
@@ -263,7 +288,7 @@ def _positions(items: tuple[Item, ...]) -> list[int]:
     return out
 
 
-def _matched(edge: _Edge, keys: tuple[str, ...], depth: int) -> int:
+def _matched(edge: _Edge, keys: Keys, depth: int) -> int:
     """Equal leading items of the edge's run and `keys[depth:]` (its first item is known equal)."""
     size = min(edge.end - edge.start, len(keys) - depth)
     theirs = edge.keys

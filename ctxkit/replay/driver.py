@@ -7,6 +7,7 @@ of item texts are shared between calls; earlier prompts live in the cache's trie
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -93,7 +94,9 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices, one_hour=rules.ttl == "1h")
     ancestry = breaks.Ancestry(fixture)
     warned = Warned(planner.warnings())
-    views: dict[int, breaks.View] = {}
+    views: dict[int, breaks.Candidate] = {}  # what later calls may still break against
+    sides = breaks.Sides()
+    key_ids: dict[str, int] = {}  # each distinct item key's number: the trie and the views hold numbers
     rows: list[CallRow] = []
     shared = Shared()  # each stored message converted once for all calls (R-RPL-9)
     memo = ItemMemo()  # and each distinct prompt item keyed and counted once
@@ -108,7 +111,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         for w in result.typed_warnings():  # one per kind: R-ASM-9's names the first call and counts the rest
             over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
             warned.add(index, call.label, w.text, over)
-        keys = tuple(item.key for item in items)
+        keys = array("i", [key_ids.setdefault(item.key, len(key_ids)) for item in items])  # 4 bytes an item
         hit = prompt_cache.add(items, call.clock, keys)
         view, dropped = breaks.view(result, items, keys, call.user.id)
         against = hit.candidate if not hit.expired else index - 1
@@ -139,8 +142,12 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
                 synthetic=call.synthetic,
             )
         )
-        views[index] = view.packed()  # kept until the TTL ends: the items as columns
-        oldest = min(prompt_cache.window_start, index)
+        views[index] = view  # kept whole for the next call (an expired one reads it from item 0)
+        for earlier, depth in prompt_cache.overtaken.items():  # only their ends can still be a break
+            _trim(views, earlier, depth, sides)
+        if isinstance(views.get(index - 1), breaks.View):
+            _trim(views, index - 1, 0, sides)
+        oldest = min(prompt_cache.keep_from, index)
         while (first := next(iter(views))) < oldest:  # in call order: drop from the front
             del views[first]  # no later call can compare with it: beyond the TTL
         if on_call is not None:
@@ -163,6 +170,17 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         tuple(rows),
         warned.texts(),
     )
+
+
+def _trim(views: dict[int, breaks.Candidate], index: int, start: int, sides: breaks.Sides) -> None:
+    kept = views.get(index)
+    if kept is None:
+        return
+    trimmed = kept.trimmed(start, sides)
+    if trimmed is None:
+        del views[index]
+    else:
+        views[index] = trimmed
 
 
 def count_calls(fixture: Fixture, options: Options | None = None) -> int:
