@@ -157,3 +157,68 @@ def test_stored_counts_never_load_the_tokenizer(tmp_path):
         f"r = run(load_fixture({str(fixture)!r}))\nr.payload"
     )
     assert "tiktoken" not in loaded
+
+
+PRICE_DATA = ("genai_prices", "pydantic", "httpx")  # what importing the price data brings along (httpx: or httpx2)
+FIXTURE = "fixtures/plain_chat.yaml"
+PRICED_BY_FIXTURE = "fixtures/replay/append.yaml"  # no settings.prices: priced from the package's data
+
+
+def _cli_modules(*args: str) -> set[str]:
+    """The modules loaded after `ctxkit ARGS` ran to its end in a fresh interpreter."""
+    from .conftest import ROOT
+
+    code = (
+        "import sys\nfrom ctxkit.cli import main\n"
+        f"try:\n    main({list(args)!r})\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('\\n'.join(sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    return {line for line in proc.stderr.split("\n") if not line.startswith(("error:", "warning:"))}
+
+
+def _price_data(loaded: set[str]) -> list[str]:
+    """Which of PRICE_DATA's packages are among the loaded modules."""
+    tops = {m.split(".")[0] for m in loaded}
+    return [name for name in PRICE_DATA if any(top.startswith(name) for top in tops)]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("assemble", FIXTURE),
+        ("assemble", FIXTURE, "--format", "text"),
+        ("budget", FIXTURE),
+        ("explain", FIXTURE),
+        ("validate", FIXTURE),
+        ("compress", FIXTURE),
+        ("diff", FIXTURE, FIXTURE, "--provider", "openai", "--provider", "anthropic"),
+        ("replay", PRICED_BY_FIXTURE, "--provider", "ollama"),  # a local model: cost 0, no price data
+    ],
+    ids=lambda a: " ".join(a[:1] + a[2:]),
+)
+def test_commands_that_do_not_price_never_import_the_price_data(args):
+    """Issue 22 item 8: genai-prices brings pydantic and httpx (about a second); only pricing loads it."""
+    loaded = _cli_modules(*args)
+    assert "ctxkit.reports" in loaded or "ctxkit.loading.read" in loaded  # the command did run
+    assert _price_data(loaded) == []
+
+
+def test_replay_priced_from_the_data_imports_it():
+    """The other side of the test above (so it can fail): pricing from the data loads the package."""
+    loaded = _cli_modules("replay", PRICED_BY_FIXTURE)
+    assert _price_data(loaded) == list(PRICE_DATA)
+
+
+def test_the_price_data_is_imported_in_one_place():
+    """`ctxkit/loading/prices.py::prices` is the one import of genai-prices; users call it where they price."""
+    import re
+
+    from .conftest import ROOT
+
+    importing = sorted(
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "ctxkit").rglob("*.py")
+        if re.search(r"^\s*(import|from) genai_prices\b", p.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    )
+    assert importing == ["ctxkit/loading/prices.py"]

@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from ctxkit.loading.domain import Prices, Provider
+from ctxkit.loading.prices import prices as package
 
 MILLION = Decimal(1_000_000)
 PROVIDER_IDS = {"openai": "openai", "azure": "azure", "anthropic": "anthropic", "gemini": "google"}
@@ -47,8 +48,7 @@ class Pricer:
     def _package(self, prompt: int, cached: int, written: int, output: int, clock: datetime | None) -> Decimal | None:
         if self.unknown:
             return None
-        import genai_prices  # imported on use: its data takes a moment to load
-
+        genai_prices = package()  # imported on first use: its data takes a moment to load
         if self._model is None:  # the model is looked up once per replay, by the package itself
             usage = self._usage(prompt, cached, written, output)
             try:
@@ -70,10 +70,8 @@ class Pricer:
         return rates[1].cost(prompt, cached, written, output)
 
     def _usage(self, prompt: int, cached: int, written: int, output: int) -> Any:
-        import genai_prices
-
         one_hour = {"cache_write_1h_tokens": written} if self.one_hour and written else {}
-        return genai_prices.Usage(
+        return package().Usage(
             input_tokens=prompt, cache_read_tokens=cached, cache_write_tokens=written, output_tokens=output, **one_hour
         )
 
@@ -101,14 +99,12 @@ class _Rates:
 
     @staticmethod
     def of(prices: Any, *, one_hour: bool = False) -> _Rates | None:
-        from genai_prices import Usage
-        from genai_prices.types import TieredPrices
-
-        if any(isinstance(v, TieredPrices) for v in vars(prices).values()):
+        genai_prices = package()
+        if any(isinstance(v, genai_prices.types.TieredPrices) for v in vars(prices).values()):
             return None
 
         def at(**counts: int) -> Decimal:
-            return Decimal(prices.calc_price(Usage(**counts))["total_price"])
+            return Decimal(prices.calc_price(genai_prices.Usage(**counts))["total_price"])
 
         base, one = at(), at(input_tokens=1)
         write = {"cache_write_1h_tokens": 1} if one_hour else {}
