@@ -222,3 +222,30 @@ def test_the_price_data_is_imported_in_one_place():
         if re.search(r"^\s*(import|from) genai_prices\b", p.read_text(encoding="utf-8"), flags=re.MULTILINE)
     )
     assert importing == ["ctxkit/loading/prices.py"]
+
+
+@pytest.mark.parametrize(
+    "fixture", ["fixtures/edited_branch.yaml", "fixtures/summary.yaml", "fixtures/custom_agent.yaml"]
+)
+def test_assembling_a_model_of_ctxkits_table_never_imports_the_price_data(fixture):
+    """Issue 21 item 2 with issue 22 item 8: the table's windows come from genai-prices' data, kept
+    in ctxkit/data/genai_prices.json so that a model ctxkit's table knows never loads the package."""
+    from .conftest import ROOT
+
+    assert (ROOT / fixture).is_file()
+    loaded = _cli_modules("assemble", fixture)
+    assert "ctxkit.loading.read" in loaded
+    assert _price_data(loaded) == []
+
+
+def test_a_model_only_genai_prices_knows_imports_it(tmp_path):
+    """The other side (so the test above can fail): a Bedrock name without a window asks the package."""
+    path = tmp_path / "bedrock.yaml"
+    path.write_text(
+        "ctxkit: 1\nmodel: {provider: anthropic, name: 'anthropic.claude-3-haiku-20240307-v1:0'}\n"
+        "messages: [{id: 1, role: user, text: q}]\n",
+        encoding="utf-8",
+    )
+    loaded = _cli_modules("assemble", str(path))
+    assert "ctxkit.loading.read" in loaded
+    assert _price_data(loaded) == list(PRICE_DATA)

@@ -1,9 +1,11 @@
-"""The built-in model table (R-FIX-0): read as written, checked against tiktoken, and its precedence.
+"""The model table (R-FIX-0): windows from genai-prices, the rest as ctxkit's table writes it.
 
-The values themselves are data (ctxkit/data/models.json); the tests do not restate them.
-They check that the lookup returns each row unchanged, that the OpenAI tokenizer column
-agrees with tiktoken's own model map, how names are normalised, and the precedence
-option > the fixture's field > the table.
+The values themselves are data (genai-prices' and ctxkit/data/models.json); the tests do not
+restate them. They check that the lookup gives each row's own fields unchanged and the window
+genai-prices gives (asked of the package here, not through ctxkit), that the generated
+ctxkit/data/genai_prices.json is what the installed package says, that the OpenAI tokenizer
+column agrees with tiktoken's own model map, how names are normalised, what names only the
+package knows resolve to, and the precedence option > the fixture's field > the table.
 """
 
 from __future__ import annotations
@@ -26,11 +28,89 @@ def _rows() -> list[tuple[str, str, dict[str, Any]]]:
     return [(provider, name, row) for provider, rows in raw["models"].items() for name, row in rows.items()]
 
 
+GENAI_IDS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google"}
+
+
+def _package_window(provider: str, name: str) -> int | None:
+    """The context window genai-prices itself gives the name (None: it knows none)."""
+    if provider not in GENAI_IDS:
+        return None
+    import genai_prices
+
+    try:
+        _, model = genai_prices.data_snapshot.get_snapshot().find_provider_model(name, None, GENAI_IDS[provider], None)
+    except LookupError:
+        return None
+    window: int | None = model.context_window
+    return window
+
+
 @pytest.mark.parametrize(("provider", "name", "row"), _rows(), ids=[f"{p}/{n}" for p, n, _ in _rows()])
-def test_r_fix_0_lookup_returns_the_row_as_written(provider: str, name: str, row: dict[str, Any]) -> None:
-    """R-FIX-0: the lookup gives each row of models.json back unchanged (the data is the table's)."""
+def test_r_fix_0_window_is_genai_prices_and_the_rest_the_row(provider: str, name: str, row: dict[str, Any]) -> None:
+    """R-FIX-0 (issue 21 item 2): the window is genai-prices' context window (minus the output
+    reserve where the row says the window includes it); only where the package has none does the
+    row carry its own. Output reserve, images and tokenizer are the row's, unchanged."""
+    window = _package_window(provider, name)
+    if window is None:
+        window = row["max_input_tokens"]
+    else:
+        assert "max_input_tokens" not in row, "one source: the package gives this window"
+    if row.get("window_includes_output"):
+        window -= row["max_output_tokens"]
     assert lookup(provider, name) == ModelInfo(
-        row["max_input_tokens"], row["supports_images"], row["max_output_tokens"], row["tokenizer"]
+        window, row["supports_images"], row["max_output_tokens"], row["tokenizer"]
+    )
+
+
+def test_generated_windows_are_the_installed_packages() -> None:
+    """ctxkit/data/genai_prices.json (kept so that assembling never imports the package) is what
+    scripts/models.py writes from the installed genai-prices: rerun it after an upgrade."""
+    import importlib.metadata
+    import runpy
+
+    from .conftest import ROOT
+
+    script = runpy.run_path(str(ROOT / "scripts" / "models.py"))
+    stored = json.loads(models._WINDOWS_PATH.read_text(encoding="utf-8"))
+    assert stored["genai_prices"] == importlib.metadata.version("genai-prices")
+    assert stored == script["windows"]()
+
+
+def test_gpt_5_input_budget_is_window_minus_output() -> None:
+    """R-FIX-0: OpenAI gives gpt-5 a 400,000 window that includes up to 128,000 output tokens,
+    so its input budget is 272,000, as the old hand table said."""
+    assert _package_window("openai", "gpt-5") == 400_000
+    info = lookup("openai", "gpt-5")
+    assert info is not None and info.max_input_tokens == 272_000
+
+
+@pytest.mark.parametrize(
+    ("provider", "name", "package_name"),
+    [
+        ("anthropic", "anthropic.claude-3-haiku-20240307-v1:0", "claude-3-haiku"),  # Bedrock
+        ("anthropic", "us.anthropic.claude-3-5-sonnet-20240620-v1:0", "claude-3-5-sonnet"),  # cross-region
+        ("anthropic", "us.anthropic.claude-3-5-sonnet-20240620-v1%3A0", "claude-3-5-sonnet"),  # URL-encoded
+        ("anthropic", "claude-3-opus-20240229", "claude-3-opus"),
+        ("openai", "gpt-5.5", "gpt-5.5"),
+        ("gemini", "models/gemini-1.5-flash-002", "gemini-1.5-flash"),
+    ],
+)
+def test_names_only_genai_prices_knows_take_its_window(provider: str, name: str, package_name: str) -> None:
+    """Issue 21 item 2: a name ctxkit's table lacks is matched by genai-prices (Bedrock ids, `%3A`);
+    its window is the package's, the rest the defaults for unknown models."""
+    import genai_prices
+
+    snapshot = genai_prices.data_snapshot.get_snapshot()
+    pid = {"anthropic": "aws"}.get(provider, GENAI_IDS[provider])
+    ref = name.replace("%3A", ":").removeprefix("models/")
+    _, model = snapshot.find_provider_model(ref, None, pid, None)
+    assert package_name in model.id
+    info = lookup(provider, name)
+    assert info is not None
+    assert info.max_input_tokens == model.context_window
+    assert (info.supports_images, info.max_output_tokens) == (
+        DEFAULTS_FOR_UNKNOWN.supports_images,
+        DEFAULTS_FOR_UNKNOWN.max_output_tokens,
     )
 
 
@@ -136,16 +216,18 @@ def test_r_fix_0_snapshots_prefixes_and_aliases() -> None:
     ("provider", "name"),
     [
         ("openai", "gpt-4o-turbo-ultra"),
-        ("openai", "GPT-4o"),  # names are case-sensitive, as the vendors' are
         ("openai", "claude-sonnet-4-5"),  # a model of another provider
         ("anthropic", "gpt-4o"),
+        ("anthropic", "anthropic.claude-nonesuch-v1:0"),
         ("ollama", "my-finetune:7b"),
-        ("gemini", "gemini-1.0-pro"),
+        ("ollama", "gpt-4o"),  # Ollama serves local weights: never looked up in the price data
+        ("gemini", "gemini-0.1-nonesuch"),
         ("nonesuch", "gpt-4o"),
     ],
 )
 def test_r_fix_0_unknown_is_none(provider: str, name: str) -> None:
-    """R-FIX-0: a model the table does not know has no entry (the fixture must give a window)."""
+    """R-FIX-0: a model neither ctxkit's table nor genai-prices knows has no entry (the fixture
+    must give a window)."""
     assert lookup(provider, name) is None
 
 
@@ -159,7 +241,7 @@ def test_r_fix_0_defaults_for_unknown() -> None:
 def test_r_fix_0_table_is_well_formed() -> None:
     """R-FIX-0: every entry is complete, positive and names a known tokenizer."""
     raw = json.loads(models._TABLE_PATH.read_text(encoding="utf-8"))
-    assert "2026" in raw["_note"]
+    assert "genai-prices" in raw["_note"]
     for provider in (p.value for p in Provider):
         names = known_models(provider)
         assert names, provider
@@ -196,3 +278,35 @@ def test_provider_mismatch_names_the_models_own_provider(provider, name, owner):
     assert (warning is None) == (owner is None)
     if warning:
         assert warning.startswith(f"model {name!r} belongs to {owner}, but the request is built for {provider}")
+
+
+@pytest.mark.parametrize(
+    ("provider", "name", "package_provider", "package_name"),
+    [
+        (
+            "anthropic",
+            "us.anthropic.claude-3-5-sonnet-20240620-v1%3A0",
+            "aws",
+            "us.anthropic.claude-3-5-sonnet-20240620-v1:0",
+        ),
+        ("anthropic", "anthropic.claude-3-haiku-20240307-v1:0", "aws", "anthropic.claude-3-haiku-20240307-v1:0"),
+        ("openai", "anthropic/claude-opus-5", "anthropic", "claude-opus-5"),  # through a gateway
+        ("gemini", "models/gemini-2.5-flash", "google", "gemini-2.5-flash"),
+    ],
+)
+def test_replay_prices_names_seen_in_real_logs(provider, name, package_provider, package_name):
+    """Issue 21 item 2: the recorded traffic's Bedrock ids (also `%3A`-encoded) and gateway names
+    are priced by genai-prices' own matching, as the package prices the plain name."""
+    from datetime import UTC, datetime
+    from decimal import Decimal
+
+    import genai_prices
+
+    from ctxkit.replay.cost import Pricer
+
+    clock = datetime(2026, 6, 1, tzinfo=UTC)
+    usage = genai_prices.Usage(input_tokens=1000, cache_read_tokens=200, output_tokens=50)
+    expected = genai_prices.calc_price(usage, package_name, provider_id=package_provider, genai_request_timestamp=clock)
+    pricer = Pricer(provider, name, None)
+    assert pricer.cost(1000, 200, 0, 50, clock) == Decimal(expected.total_price)
+    assert pricer.warning() is None

@@ -297,7 +297,7 @@ def test_snapshot_takes_model_leaf_tokenizer_now_like_every_assembling_command(p
     doc = json.loads((project / "snaps" / "plain_chat.json").read_text(encoding="utf-8"))
     assert doc["payload"]["model"] == "gpt-4.1"
     assert doc["budget"]["tokenizer"] == "approx"
-    assert doc["budget"]["max_input_tokens"] == 1047576  # gpt-4.1's window from the table
+    assert doc["budget"]["max_input_tokens"] == 1_000_000  # gpt-4.1's window: genai-prices' context_window
     assert doc["payload"]["messages"][-1] == {"role": "user", "content": "What is a context window?"}  # leaf 1
     assert "January 2, 2026" in doc["payload"]["messages"][0]["content"]
     r = ctxkit("snapshot", "fx/plain_chat.yaml", "--snapshots", "snaps", "--leaf", "nope", expect=2)

@@ -17,7 +17,7 @@ from ctxkit import __version__
 from ctxkit.cli import stdout
 from ctxkit.errors import CtxkitError, ExitStatus
 
-COMMAND_MODULES = ("core", "compress", "diff", "snapshot", "importer", "report", "replay")
+COMMAND_MODULES = ("core", "compress", "diff", "snapshot", "importer", "report", "replay", "models")
 COMPLETE_VAR = "_CTXKIT_COMPLETE"  # click's shell completion: `_CTXKIT_COMPLETE=bash_source ctxkit`
 
 

@@ -88,17 +88,26 @@ def provider_for_model(fixture_provider: Provider, model: str | None) -> Provide
     return Provider(owner) if owner else fixture_provider
 
 
+def _lookup(provider: Provider, own: Provider, name: str, *, package: bool) -> models.ModelInfo | None:
+    info = models.lookup(str(provider), name, package=package)
+    if info is None and provider is not own:
+        # --provider switched the provider but not the model: keep the model's own limits
+        info = models.lookup(str(own), name, package=package)
+    return info
+
+
 def resolve(fixture: Fixture, options: Options | None = None) -> Effective:
     """Apply the precedence rules; raise InputError naming the field to add."""
     o = options or Options()
     provider = Provider(o.provider) if o.provider else provider_for_model(fixture.model.provider, o.model)
     name = o.model or fixture.model.name
-    info = models.lookup(str(provider), name)
-    if info is None and provider is not fixture.model.provider:
-        # --provider switched the provider but not the model: keep the model's own limits
-        info = models.lookup(str(fixture.model.provider), name)
+    given = o.max_input_tokens or fixture.model.max_input_tokens
+    # ctxkit's own table first; genai-prices (imported on use) only for a window nobody gave
+    info = _lookup(provider, fixture.model.provider, name, package=False)
+    if info is None and given is None:
+        info = _lookup(provider, fixture.model.provider, name, package=True)
     defaults = info or models.DEFAULTS_FOR_UNKNOWN
-    max_input = o.max_input_tokens or fixture.model.max_input_tokens
+    max_input = given
     if max_input is None:
         max_input = info.max_input_tokens if info else None
     if max_input is None:

@@ -13,10 +13,12 @@ from decimal import Decimal
 from typing import Any
 
 from ctxkit.loading.domain import Prices, Provider
+from ctxkit.loading.prices import PROVIDER_IDS, find
 from ctxkit.loading.prices import prices as package
 
+__all__ = ["PROVIDER_IDS", "Pricer"]
+
 MILLION = Decimal(1_000_000)
-PROVIDER_IDS = {"openai": "openai", "azure": "azure", "anthropic": "anthropic", "gemini": "google"}
 
 
 class Pricer:
@@ -48,18 +50,12 @@ class Pricer:
     def _package(self, prompt: int, cached: int, written: int, output: int, clock: datetime | None) -> Decimal | None:
         if self.unknown:
             return None
-        genai_prices = package()  # imported on first use: its data takes a moment to load
-        if self._model is None:  # the model is looked up once per replay, by the package itself
-            usage = self._usage(prompt, cached, written, output)
-            try:
-                found = genai_prices.calc_price(
-                    usage, self.model, provider_id=PROVIDER_IDS[self.provider], genai_request_timestamp=clock
-                )
-            except LookupError:
+        if self._model is None:  # the model is looked up once per replay, by the package's own matching
+            found = find(self.provider, self.model)
+            if found is None:
                 self.unknown = True
                 return None
-            self._model, self._provider = found.model, found.provider
-            return Decimal(found.total_price)
+            self._provider, self._model = found
         prices = self._model.get_prices(clock or datetime.now(UTC))  # prices change over time
         rates = self._rates.get(id(prices))
         if rates is None:
