@@ -77,7 +77,8 @@ def replayed(log: Log, kw: dict[str, Any], *, skip_bad: bool) -> LogReplay:
     return done
 
 
-def run(log: Log, kw: dict[str, Any], *, fmt: str, calls_range: str | None, skip_bad: bool) -> None:
+def run(log: Log, kw: dict[str, Any], *, fmt: str, calls_range: str | None, skip_bad: bool) -> dict[str, Any]:
+    """Print the log replay's report; return it (the gate reads its totals, R-LOG-5)."""
     from ctxkit.cli.replay import parse_calls
     from ctxkit.output import dumps
     from ctxkit.reports.logreplay import report, table
@@ -86,6 +87,7 @@ def run(log: Log, kw: dict[str, Any], *, fmt: str, calls_range: str | None, skip
     first, stop = parse_calls(calls_range, len(done.calls)) if done.calls else (0, 0)
     data = report(done, first=first, stop=stop)
     echo(dumps(data)) if fmt == "json" else echo_text(table(data))
+    return data
 
 
 def page(log: Log, kw: dict[str, Any], *, with_replay: bool) -> str:

@@ -6,6 +6,7 @@ pipeline results; warnings echoed to stderr as `warning:` lines.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -225,3 +226,31 @@ def echo_text(text: str) -> None:
     from ctxkit.output import printable
 
     echo(printable(text))
+
+
+def check_options(fn: F) -> F:
+    """The replay gate (R-LOG-5): `--check` and its thresholds, for every kind of replay."""
+    fn = click.option(
+        "--max-lost-tokens", metavar="N", help="With --check: fail when more tokens are lost to cache breaks."
+    )(fn)
+    fn = click.option(
+        "--fail-on", metavar="CAUSE[,CAUSE...]", help="With --check: fail when a call breaks the cache by one of these."
+    )(fn)
+    fn = click.option("--min-hit-rate", metavar="R", help="With --check: fail below this hit rate (0.6 or 60%).")(fn)
+    fn = click.option("--check", is_flag=True, help="Exit 1 after the report when a threshold is missed.")(fn)
+    return fn
+
+
+def gate(kw: dict[str, Any]) -> Any:
+    """The thresholds of `check_options` (None without --check); bad values are exit 2, before any work."""
+    from ctxkit.replay.gate import thresholds
+
+    return thresholds(kw.pop("check"), kw.pop("min_hit_rate"), kw.pop("fail_on"), kw.pop("max_lost_tokens"))
+
+
+def apply_gate(report: dict[str, Any], thresholds: Any) -> None:
+    """After the report was printed: exit 1 naming each threshold its totals missed (a `GateError`)."""
+    from ctxkit.replay.gate import enforce
+
+    sys.stdout.flush()  # the report comes before the lines naming what the gate found (stderr)
+    enforce(report["totals"], thresholds)

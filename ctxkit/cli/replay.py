@@ -1,10 +1,12 @@
 """`ctxkit replay`: every model call of the conversation, its cache hit, break, cause and cost.
 
-Input: a fixture and the common options, `--calls A:B`, `--compress-as TOKENS`, `--payloads DIR`.
+Input: a fixture and the common options, `--calls A:B`, `--compress-as TOKENS`, `--payloads DIR`,
+the gate (`--check` and its thresholds, R-LOG-5).
 Output: the table or JSON report on stdout; with `--payloads`, each call's body as `DIR/NNNN.json`
 (every target checked before the replay starts, each body written to its temporary file as
-its call is made, all renamed into place once the replay is done: see `ctxkit.writing`).
-A log of recorded traffic instead of a fixture goes to `cli/logreplay.py` (R-LOG).
+its call is made, all renamed into place once the replay is done: see `ctxkit.writing`); with
+`--check`, exit 1 and one `error: check: …` line per threshold missed, after the report.
+A log of recorded traffic instead of a fixture goes to `cli/logreplay.py` (R-LOG); the gate is the same.
 """
 
 from __future__ import annotations
@@ -17,7 +19,18 @@ import click
 
 from ctxkit.cli import cli, logreplay
 from ctxkit.cli.logreplay import log_format_option, skip_bad_option
-from ctxkit.cli.options import assembly_options, build_options, echo, echo_text, format_option, load, warn
+from ctxkit.cli.options import (
+    apply_gate,
+    assembly_options,
+    build_options,
+    check_options,
+    echo,
+    echo_text,
+    format_option,
+    gate,
+    load,
+    warn,
+)
 from ctxkit.cli.progress import progress
 from ctxkit.errors import InputError
 from ctxkit.loading.traffic import Log
@@ -60,6 +73,7 @@ def parse_compress_as(text: str | None) -> int | None:
 @click.option("--raw", is_flag=True, help="With --payloads: image bytes in full.")
 @log_format_option
 @skip_bad_option
+@check_options
 def replay(
     fixture: str,
     fmt: str,
@@ -81,10 +95,12 @@ def replay(
     from ctxkit.replay.driver import replay as run_replay
     from ctxkit.reports.replay import report, table
 
+    thresholds = gate(kw)
     found = logreplay.read_input(fixture, kw, log_format=log_format, skip_bad=skip_bad)
     if isinstance(found, Log):
         logreplay.refuse_window_options({**kw, "compress_as": compress_as, "payloads": payloads, "raw": raw})
-        logreplay.run(found, kw, fmt=fmt, calls_range=calls_range, skip_bad=skip_bad)
+        data = logreplay.run(found, kw, fmt=fmt, calls_range=calls_range, skip_bad=skip_bad)
+        apply_gate(data, thresholds)
         return
     tokens = parse_compress_as(compress_as)
     if payloads is not None:
@@ -110,6 +126,7 @@ def replay(
         warn(w)
     data = report(done, first=first, stop=stop)
     echo(dumps(data)) if fmt == "json" else echo_text(table(data))
+    apply_gate(data, thresholds)
 
 
 def _check_folder(payloads: str) -> None:
