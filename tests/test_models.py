@@ -19,7 +19,7 @@ import pytest
 from ctxkit.loading import models
 from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import TOKENIZERS, Provider
-from ctxkit.loading.models import DEFAULTS_FOR_UNKNOWN, ModelInfo, known_models, lookup
+from ctxkit.loading.models import ModelInfo, known_models, lookup
 from ctxkit.loading.read import load_fixture
 
 
@@ -231,11 +231,33 @@ def test_r_fix_0_unknown_is_none(provider: str, name: str) -> None:
     assert lookup(provider, name) is None
 
 
-def test_r_fix_0_defaults_for_unknown() -> None:
-    """R-FIX-0: unknown models default to images supported, 4096 output, cl100k_base."""
-    assert DEFAULTS_FOR_UNKNOWN.supports_images is True
-    assert DEFAULTS_FOR_UNKNOWN.max_output_tokens == 4096
-    assert DEFAULTS_FOR_UNKNOWN.tokenizer == "cl100k_base"
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="  # 1x1 PNG
+UNKNOWN_MODEL = f"""\
+ctxkit: 1
+now: "2026-03-14T09:30:00Z"
+model: {{provider: anthropic, name: house-model-1, max_input_tokens: 20000}}
+files:
+  - {{id: img, name: a.png, kind: image, data: {PIXEL}}}
+messages: [{{id: 1, role: user, text: "What is in this picture?", files: [img]}}]
+"""
+
+
+def test_r_fix_0_unknown_model_defaults_shape_the_request(tmp_path: Path) -> None:
+    """R-FIX-0: a model the table does not know is built with the defaults the spec gives:
+    4096 output tokens (Anthropic's `max_tokens`), its image sent as an image (images
+    supported) and counted with cl100k_base. Checked on what assembly produces, so a
+    changed default fails here."""
+    from ctxkit.assembly.pipeline import run
+    from ctxkit.reports.budget import report
+
+    path = tmp_path / "unknown.yaml"
+    path.write_text(UNKNOWN_MODEL, encoding="utf-8")
+    result = run(load_fixture(str(path)))
+    body = result.payload.body
+    assert body["max_tokens"] == 4096
+    blocks = body["messages"][-1]["content"]
+    assert [b["type"] for b in blocks if b["type"] == "image"] == ["image"]
+    assert report(result)["tokenizer"] == "cl100k_base"
 
 
 def test_r_fix_0_table_is_well_formed() -> None:
