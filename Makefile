@@ -1,4 +1,6 @@
 VENV ?= .venv
+# The extras `make install` brings; CI adds `browser` (.ci/run): EXTRAS=test,lint,browser
+EXTRAS ?= test,lint
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CTXKIT := $(VENV)/bin/ctxkit
@@ -9,7 +11,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	-$(PIP) uninstall -q -y ctxkit 2>/dev/null  # the distribution's old name (now ctxkit-cli)
-	$(PIP) install -q -e '.[test,lint]'
+	$(PIP) install -q -e '.[$(EXTRAS)]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -36,6 +38,7 @@ bench: install
 
 # docs/report.png and docs/report-replay.png: gallery reports in headless Chromium (the system's `chromium` package)
 screenshot: install
+	$(PIP) install -q -e '.[browser]'
 	$(PY) scripts/screenshot.py
 
 snapshots: install

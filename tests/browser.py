@@ -27,7 +27,7 @@ def missing() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "browser tests need Playwright for Python: pip install -e '.[test]' (no browser download is needed)"
+        return "browser tests need Playwright for Python: pip install -e '.[browser]' (no browser download is needed)"
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
         return f"browser tests need headless Chromium at {CHROMIUM}: `apt-get install chromium` (Debian) gives it"
     return None

@@ -45,3 +45,38 @@ def test_runtime_dependencies_carry_no_test_or_benchmark_pins():
     for heavy in (*extras["bench"], *extras["lint"], *extras["pytest"], "hypothesis", "playwright"):
         assert re.split(r"[<>=\[;]", heavy)[0] not in runtime, heavy
     assert extras["pytest"] == ["pytest>=8", "syrupy>=7.0,<8.0"]
+
+
+def _names(requirements: list[str]) -> list[str]:
+    return [re.split(r"[<>=\[;]", r)[0] for r in requirements]
+
+
+def test_browser_driver_has_its_own_extra_installed_by_ci():
+    """Issue 22 item 8: playwright (about 165 MB) is not in the `test` extra every `make install`
+    brings; the `browser` extra has it, and `.ci/run` installs that extra so CI runs the browser tests."""
+    extras = PROJECT["optional-dependencies"]
+    assert "playwright" not in _names(extras["test"]) + _names(extras["pytest"]) + _names(extras["lint"])
+    assert _names(extras["browser"]) == ["playwright"]
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "EXTRAS ?= test,lint\n" in makefile
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "CI=true make test EXTRAS=test,lint,browser" in ci and "apt-get install -y chromium" in ci
+
+
+def test_browser_tests_without_the_driver_skip_saying_which_extra():
+    """A developer's `make test` without the browser extra skips the browser tests with one line naming it."""
+    import builtins
+    from unittest import mock
+
+    from . import browser
+
+    real_import = builtins.__import__
+
+    def no_playwright(name: str, *args: object, **kw: object) -> object:
+        if name.startswith("playwright"):
+            raise ImportError(name)
+        return real_import(name, *args, **kw)  # type: ignore[arg-type]
+
+    with mock.patch.object(builtins, "__import__", no_playwright):
+        reason = browser.missing()
+    assert reason is not None and "pip install -e '.[browser]'" in reason
