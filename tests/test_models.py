@@ -247,7 +247,7 @@ def test_r_fix_0_unknown_model_defaults_shape_the_request(tmp_path: Path) -> Non
     4096 output tokens (Anthropic's `max_tokens`), its image sent as an image (images
     supported) and counted with cl100k_base. Checked on what assembly produces, so a
     changed default fails here."""
-    from ctxkit.assembly.pipeline import run
+    from ctxkit.pipeline import run
     from ctxkit.reports.budget import report
 
     path = tmp_path / "unknown.yaml"
