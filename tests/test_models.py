@@ -19,7 +19,7 @@ import pytest
 from ctxkit.loading import models
 from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import TOKENIZERS, Provider
-from ctxkit.loading.models import ModelInfo, known_models, lookup
+from ctxkit.loading.models import DEFAULTS_FOR_UNKNOWN, ModelInfo, known_models, lookup
 from ctxkit.loading.read import load_fixture
 
 
