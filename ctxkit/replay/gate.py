@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ctxkit.errors import CtxkitError, ExitStatus, InputError, Problem
+from ctxkit.output import plural
 from ctxkit.replay import breaks, logbreaks
 
 # `--fail-on` accepts every cause a replay can report, of a fixture (R-RPL-6) or of a log (R-LOG-2),
@@ -132,11 +133,12 @@ def missed(totals: Mapping[str, Any], gate: Thresholds) -> list[str]:
     for cause in gate.fail_on:
         if cause in by_cause:
             n, lost = by_cause[cause]["calls"], by_cause[cause]["lost_tokens"]
-            calls = f"{n:,} call" + ("" if n == 1 else "s")
-            lines.append(f"check: {calls} broke the cache by {cause} ({lost:,} tokens lost; --fail-on {cause})")
+            calls, tokens = plural(n, "call", grouped=True), plural(lost, "token", grouped=True)
+            lines.append(f"check: {calls} broke the cache by {cause} ({tokens} lost; --fail-on {cause})")
     total_lost = sum(int(c["lost_tokens"]) for c in totals["causes"])
     if gate.max_lost_tokens is not None and total_lost > gate.max_lost_tokens:
-        lines.append(f"check: {total_lost:,} tokens lost, more than --max-lost-tokens {gate.max_lost_tokens:,}")
+        tokens = plural(total_lost, "token", grouped=True)
+        lines.append(f"check: {tokens} lost, more than --max-lost-tokens {gate.max_lost_tokens:,}")
     return lines
 
 
