@@ -107,7 +107,7 @@ def count(record: dict[str, Any]) -> int | None:
     """ctxkit's R-RPL-4 count of the body as sent (None when it cannot read the body)."""
     provider = record["provider"]
     try:
-        payload = body_payload(provider, record["request"])
+        payload = body_payload(provider, record["request"], model_of(record))
         return items.wire_tokens(payload, meter=body_meter(provider, model_of(record)))
     except (KeyError, TypeError, AttributeError, ValueError):
         return None

@@ -94,6 +94,7 @@ class _ByteBound:
 
     def __init__(self, assembly: Assembly) -> None:
         self._meter = assembly.meter
+        self.tokenizer = assembly.meter.tokenizer  # the same provider rules apply to the bound
 
     def text(self, text: str) -> int:
         return len(text.encode("utf-8", "surrogatepass"))

@@ -332,3 +332,14 @@ def test_replay_prices_names_seen_in_real_logs(provider, name, package_provider,
     pricer = Pricer(provider, name, None)
     assert pricer.cost(1000, 200, 0, 50, clock) == Decimal(expected.total_price)
     assert pricer.warning() is None
+
+
+def test_r_fix_0_unknown_openai_family_keeps_its_encoding():
+    """A gpt-5.x, o-series or gpt-4o name no table knows counts with o200k_base (a logged body)."""
+    from ctxkit.loading.models import unknown_defaults
+
+    for name in ("gpt-5.5", "gpt-5.6-sol", "o5-mini", "gpt-4o-2099-01-01", "ft:gpt-4o-mini:acme::x1"):
+        assert unknown_defaults("openai", name).tokenizer == "o200k_base", name
+    for name in ("gpt-4", "gpt-3.5-turbo-0613", "my-fine-tune"):
+        assert unknown_defaults("openai", name).tokenizer == "cl100k_base", name
+    assert unknown_defaults("anthropic", "gpt-5.5").tokenizer == "cl100k_base"

@@ -59,6 +59,27 @@ class ModelDefaults:
 
 DEFAULTS_FOR_UNKNOWN = ModelDefaults(supports_images=True, max_output_tokens=4096, tokenizer="cl100k_base")
 
+# OpenAI model families → their encoding, for names the table does not list (a newer gpt-5.x,
+# a dated snapshot, a fine-tune `ft:gpt-4o-mini:…`): o200k_base from gpt-4o on, cl100k_base for
+# gpt-4 and gpt-3.5 (tiktoken's published model-to-encoding prefixes).
+_O200K_FAMILIES = re.compile(
+    r"(?:ft:)?(?:gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o\d(?:-|$)|codex-|computer-use)"
+)
+_CL100K_FAMILIES = re.compile(r"(?:ft:)?(?:gpt-4|gpt-3\.5|gpt-35)")
+
+
+def unknown_defaults(provider: str, name: str) -> ModelDefaults:
+    """R-FIX-0's assumptions for a model the table does not know; an OpenAI family keeps its encoding."""
+    if provider in (Provider.OPENAI, Provider.AZURE):
+        base = name.rsplit("/", 1)[-1]
+        if _O200K_FAMILIES.match(base):
+            return ModelDefaults(
+                DEFAULTS_FOR_UNKNOWN.supports_images, DEFAULTS_FOR_UNKNOWN.max_output_tokens, "o200k_base"
+            )
+        if _CL100K_FAMILIES.match(base):
+            return DEFAULTS_FOR_UNKNOWN
+    return DEFAULTS_FOR_UNKNOWN
+
 
 @dataclass(frozen=True, slots=True)
 class _Table:

@@ -25,7 +25,7 @@ from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Call, Output, Planner
 from ctxkit.replay.cost import Pricer
 from ctxkit.replay.warned import Warned
-from ctxkit.translate.items import ItemMemo, prompt_items, prompt_tokens
+from ctxkit.translate.items import ItemMemo, priming_tokens, prompt_items, prompt_tokens
 
 if TYPE_CHECKING:
     from ctxkit.counting.measure import Meter
@@ -106,7 +106,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         except RuleError as exc:
             raise RuleError(f"call {index} ({call.label}): {exc}") from None
         items = prompt_items(result.payload, meter=result.assembly.meter, memo=memo)
-        prompt = prompt_tokens(items)
+        prompt = prompt_tokens(items, priming_tokens(result.payload, meter=result.assembly.meter))
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         for w in result.typed_warnings():  # one per kind: R-ASM-9's names the first call and counts the rest
             over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0

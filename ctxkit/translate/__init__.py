@@ -37,6 +37,8 @@ class Payload:
     body: dict[str, Any]
     prepared: Prepared
     origins: tuple[tuple[int, ...], ...] = ()  # see `common.Translated`
+    model: str = ""  # the model the request is for ("": the body's `model`)
+    sent: bool = False  # a body as a client sent it (a log), not one ctxkit translated
 
 
 def translator(provider: str) -> Translator:
@@ -71,4 +73,4 @@ def translate(request: TranslationInput) -> Payload:
     body = {**out.body, **cache_parameters(request)} if request.provider in OPENAI_FORMAT else out.body
     if request.settings.request_fields:  # R-FIX-7: after the fields translation built, as written
         body = {**body, **request.settings.request_field_values()}
-    return Payload(request.provider, body, prepared, out.origins)
+    return Payload(request.provider, body, prepared, out.origins, request.model)

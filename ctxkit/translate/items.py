@@ -47,22 +47,32 @@ notice, a fix-up's inserted text).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from ctxkit.counting.measure import dumps_args
+from ctxkit.counting.images import image_size
+from ctxkit.counting.wire import (
+    NAME_TOKENS,
+    REPLY_PRIMING_TOKENS,
+    WireRules,
+    has_preamble,
+    preamble_tokens,
+    rules_for,
+)
 from ctxkit.history.working import Image
 from ctxkit.loading.domain import Provider
 from ctxkit.output import plural
+from ctxkit.translate import reading
 
 if TYPE_CHECKING:
     from ctxkit.translate import Payload
 
-FRAMING_TOKENS = 3  # per payload message: OpenAI's published chat-format overhead
-REPLY_PRIMING_TOKENS = 3  # once per request
+SENT_IMAGE = "sent"  # the file id of an image read from a body as sent (no fixture file behind it)
 
 
 class ItemMeter(Protocol):
+    tokenizer: str
+
     def text(self, text: str) -> int: ...
 
     def image(self, image: Image) -> int: ...
@@ -93,9 +103,9 @@ def compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def prompt_tokens(items: tuple[Item, ...] | list[Item]) -> int:
-    """A request's prompt tokens: its items plus the reply priming (R-RPL-4)."""
-    return sum(i.tokens for i in items) + REPLY_PRIMING_TOKENS
+def prompt_tokens(items: tuple[Item, ...] | list[Item], priming: int = REPLY_PRIMING_TOKENS) -> int:
+    """A request's prompt tokens: its items plus the reply priming (R-RPL-4; `priming_tokens`)."""
+    return sum(i.tokens for i in items) + priming
 
 
 def over_window_tokens(wire_tokens: int, max_input_tokens: int) -> int:
@@ -145,7 +155,7 @@ class ItemMemo:
             memo_key: tuple[Any, ...] = (role, *fields, *values)  # keys and values come in the same order
         else:
             nested = _frozen(fields)
-            if nested is None or next(_image_data(part), None) is not None:
+            if nested is None or next(reading.images(part), None) is not None:
                 return None  # an image's cost is its file's, not its bytes': never shared by content
             memo_key = (role, nested)
         found = self._known.get(memo_key)
@@ -177,28 +187,48 @@ def _frozen(value: Any) -> tuple[Any, ...] | None:
     return None
 
 
+def _rules(payload: Payload, meter: ItemMeter) -> WireRules:
+    model = payload.model or str(payload.body.get("model") or "")
+    return rules_for(payload.provider, model, meter.tokenizer, sent=payload.sent)
+
+
+def _preamble_key(provider: str, body: dict[str, Any]) -> str:
+    """The definitions item's identity: the tools (or legacy functions) and an output schema."""
+    value = {k: body[k] for k in _PREAMBLE_FIELDS if body.get(k)}
+    if "text" in value and not (isinstance(value["text"], dict) and value["text"].get("format")):
+        del value["text"]
+    if "tool_choice" in value and not ("tools" in value or "functions" in value):
+        del value["tool_choice"]
+    return canonical(value if set(value) != {"tools"} else {"tools": body["tools"]})
+
+
+_PREAMBLE_FIELDS = ("tools", "functions", "tool_choice", "response_format", "text")
+
+
 def prompt_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = None) -> tuple[Item, ...]:
     """The payload's prompt items in reading order, with tokens and back-references.
 
     `memo`: the keys and counts of earlier calls' items (replay); the items are the same without it."""
     out = []
     body = payload.body
-    if body.get("tools"):
-        tools = body["tools"]
-        out.append(Item(canonical({"tools": tools}), tool_definitions_tokens(body, meter.text), None, None, None))
+    rules = _rules(payload, meter)
+    if has_preamble(payload.provider, body, sent=payload.sent):
+        tokens = preamble_tokens(rules, body, meter.text)
+        key = _preamble_key(payload.provider, body) if payload.sent else canonical({"tools": body["tools"]})
+        out.append(Item(key, tokens, None, None, None))
     images = _Images(payload)
     wire = payload.prepared.messages
     lookup = memo.lookup if memo is not None else None
-    for n, (role, parts) in enumerate(_messages(payload.provider, body)):
+    for n, (role, parts) in enumerate(reading.messages(payload.provider, body)):
         origins = payload.origins[n] if n < len(payload.origins) else ()
-        frame = FRAMING_TOKENS + meter.text(role)  # on the message's first item
+        frame = _frame(rules, role, parts, meter)  # on the message's first item
         for k, part in enumerate(parts):
             origin = origins[k] if k < len(origins) else -1
             found = lookup(role, part, meter) if lookup is not None else None
             if found is None:
-                key, tokens = _key(role, part), _tokens(part, origin, images, meter)
+                key, tokens = _key(role, part), _tokens(part, origin, images, meter, rules)
             else:
-                key, tokens = found
+                key, tokens = found[0], rules.scaled(found[1])
             mark = isinstance(part, dict) and "cache_control" in part
             run = part.get("type") if type(part) is dict else None
             source = wire[origin].source if origin >= 0 else None
@@ -211,55 +241,57 @@ def prompt_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = 
 _RUNS = frozenset({"tool_use", "tool_result"})  # Anthropic blocks whose consecutive runs count once (R-RPL-5)
 
 
+def priming_tokens(payload: Payload, *, meter: ItemMeter) -> int:
+    """The reply priming the provider adds once per request (Gemini: none)."""
+    rules = _rules(payload, meter)
+    return rules.scaled(rules.priming)
+
+
 def wire_tokens(payload: Payload, *, meter: ItemMeter) -> int:
     """`prompt_tokens(prompt_items(...))` without building the keys: the request as sent."""
     body = payload.body
-    total = tool_definitions_tokens(body, meter.text) + REPLY_PRIMING_TOKENS
+    rules = _rules(payload, meter)
+    total = rules.scaled(rules.priming)
+    if has_preamble(payload.provider, body, sent=payload.sent):
+        total += preamble_tokens(rules, body, meter.text)
     images = _Images(payload)
-    for _, role, k, part, origin in _parts(payload):
-        total += _tokens(part, origin, images, meter)
-        if k == 0:
-            total += FRAMING_TOKENS + meter.text(role)
+    for n, (role, parts) in enumerate(reading.messages(payload.provider, body)):
+        origins = payload.origins[n] if n < len(payload.origins) else ()
+        total += _frame(rules, role, parts, meter)
+        for k, part in enumerate(parts):
+            total += _tokens(part, origins[k] if k < len(origins) else -1, images, meter, rules)
     return total
+
+
+def _frame(rules: WireRules, role: str, parts: list[Any], meter: ItemMeter) -> int:
+    """A message's framing: fixed tokens, its role's and (OpenAI) its `name`'s."""
+    tokens = rules.framing + (meter.text(role) if rules.role else 0)
+    name = parts[0].get("name") if parts and isinstance(parts[0], dict) and "role" in parts[0] else None
+    if isinstance(name, str) and name and rules.provider_rules and rules.provider in (Provider.OPENAI, Provider.AZURE):
+        tokens += meter.text(name) + NAME_TOKENS
+    return rules.scaled(tokens)
 
 
 def _key(role: str, part: Any) -> str:
     return canonical({"role": role, "item": _without_cache_control(part)})
 
 
-def _tokens(part: Any, origin: int, images: _Images, meter: ItemMeter) -> int:
-    """What the model reads of one item: its texts and its images at their cost."""
-    return _texts_tokens(part, meter) + sum(meter.image(images.find(origin, b)) for b in _image_data(part))
+def _tokens(part: Any, origin: int, images: _Images, meter: ItemMeter, rules: WireRules) -> int:
+    """What the model reads of one item: its texts (scaled by the provider's ratio) and its images."""
+    text = rules.scaled(_texts_tokens(part, meter))
+    return text + sum(
+        _image_cost(images.find(origin, data), detail, meter, rules) for data, detail in reading.images(part)
+    )
 
 
-def _parts(payload: Payload) -> Iterator[tuple[int, str, int, Any, int]]:
-    """(payload message, role, index in the message, item, wire message or -1) per message item."""
-    for n, (role, parts) in enumerate(_messages(payload.provider, payload.body)):
-        origins = payload.origins[n] if n < len(payload.origins) else ()
-        for k, part in enumerate(parts):
-            yield n, role, k, part, origins[k] if k < len(origins) else -1
-
-
-def _messages(provider: str, body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
-    """(role, items) per payload message, in reading order."""
-    if provider == Provider.ANTHROPIC:
-        if body.get("system"):
-            yield "system", _blocks(body["system"])
-        for m in body["messages"]:
-            yield m["role"], _blocks(m["content"])
-    elif provider == Provider.GEMINI:
-        if body.get("systemInstruction"):
-            yield "system", [body["systemInstruction"]]
-        for c in body["contents"]:
-            yield c["role"], list(c["parts"])
-    else:
-        for m in body["messages"]:
-            yield m["role"], [m]
-
-
-def _blocks(content: str | list[Any]) -> list[Any]:
-    """Anthropic content as blocks: a plain string (as clients may send it) is one text block."""
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+def _image_cost(image: Image, detail: str | None, meter: ItemMeter, rules: WireRules) -> int:
+    """A stored count or a marker as the meter says; else the provider's rule for the image's size."""
+    if image.tokens is not None or image.data is None or not rules.provider_rules:
+        return meter.image(image)
+    size = image_size(image.data)
+    if size is None:
+        return meter.image(image)
+    return rules.image(size[0], size[1], detail)
 
 
 def _without_cache_control(part: Any) -> Any:
@@ -270,51 +302,7 @@ def _without_cache_control(part: Any) -> Any:
 
 def _texts_tokens(part: dict[str, Any], meter: ItemMeter) -> int:
     """The texts of one item as the model reads them (never the JSON escaping)."""
-    return sum(meter.text(t) for t in _texts(part))
-
-
-def _texts(part: dict[str, Any]) -> Iterator[str]:
-    if "parts" in part and isinstance(part["parts"], list):  # Gemini's systemInstruction
-        for p in part["parts"]:
-            yield from _texts(p)
-        return
-    content = part.get("content")
-    if isinstance(content, str):  # an OpenAI/Ollama message, an Anthropic tool_result
-        yield content
-    elif isinstance(content, list):  # OpenAI content parts
-        yield from (p["text"] for p in content if p.get("type") == "text")
-    for call in part.get("tool_calls") or ():  # OpenAI
-        yield call["function"]["name"]
-        yield call["function"]["arguments"]
-    kind = part.get("type")
-    if kind == "text" or "text" in part and kind is None:  # Anthropic text block, Gemini text part
-        yield part["text"]
-    elif kind == "tool_use":
-        yield part["name"]
-        yield dumps_args(part["input"])
-    if "functionCall" in part:
-        yield part["functionCall"]["name"]
-        yield dumps_args(part["functionCall"]["args"])
-    if "functionResponse" in part:
-        yield str(part["functionResponse"]["response"].get("content", ""))
-
-
-def _image_data(part: dict[str, Any]) -> Iterator[str]:
-    """The base64 data of every image in one item."""
-    if "parts" in part and isinstance(part["parts"], list):
-        for p in part["parts"]:
-            yield from _image_data(p)
-        return
-    content = part.get("content")
-    if isinstance(content, list):  # OpenAI: data URLs
-        for p in content:
-            if p.get("type") == "image_url":
-                yield p["image_url"]["url"].partition(";base64,")[2]
-    yield from part.get("images") or ()  # Ollama
-    if part.get("type") == "image":  # Anthropic
-        yield part["source"]["data"]
-    if "inlineData" in part:  # Gemini
-        yield part["inlineData"]["data"]
+    return sum(meter.text(t) for t in reading.texts(part))
 
 
 class _Images:
@@ -344,7 +332,7 @@ class _Images:
         if image is None:  # a body as sent (R-LOG-2): no working image behind it, only its bytes
             image = self._sent.get(data)
             if image is None:
-                image = self._sent[data] = Image("sent", _decoded(data), None)
+                image = self._sent[data] = Image(SENT_IMAGE, _decoded(data), None)
         return image
 
 

@@ -21,13 +21,15 @@ from ctxkit.translate import Payload
 from ctxkit.translate.common import Prepared
 
 
-def body_payload(provider: str, body: dict[str, Any]) -> Payload:
-    """The body as a payload: no wire messages behind it, so images count from their own bytes."""
-    return Payload(provider, body, Prepared([], 0, 0), ())
+def body_payload(provider: str, body: dict[str, Any], model: str | None = None) -> Payload:
+    """The body as a payload: no wire messages behind it, so images count from their own bytes.
+
+    `model`: the model it was sent to, when the body does not name it (Gemini, Azure)."""
+    return Payload(provider, body, Prepared([], 0, 0), (), model or str(body.get("model") or ""), sent=True)
 
 
 def body_meter(provider: str, model: str | None) -> Meter:
     """A meter for counting a body sent to `model` (its tokenizer and image support)."""
     info = models.lookup(provider, model) if model else None
-    defaults = info or models.DEFAULTS_FOR_UNKNOWN
+    defaults = info or models.unknown_defaults(provider, model or "")
     return Meter(defaults.tokenizer, supports_images=True, templates=Templates.build())

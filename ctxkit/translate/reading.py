@@ -1,0 +1,139 @@
+"""How a provider reads a request body: its messages in order, each item's texts and images (R-RPL-4).
+
+Input: a body as ctxkit translates it or as a client sent it. Output: `messages(provider,
+body)` — (role, items) per payload message in reading order; `texts(item)` — the texts
+the model reads of one item; `images(item)` — (base64 data or URL, OpenAI `detail`) per
+image in it.
+
+Shapes: OpenAI chat (`messages`; content a string or parts `text`/`image_url`), the
+OpenAI Responses API (`instructions` as a system message, then `input`: a string or items
+— messages with `input_text`/`output_text`/`input_image` parts, `function_call` read as an
+assistant message with the call's name and arguments, `function_call_output` as a tool
+message, other items such as `reasoning` as an assistant message with nothing to read),
+Anthropic (`system`, then content blocks; a plain string is one text block; `thinking`
+blocks are not read again once sent, so they count nothing), Gemini (`systemInstruction`,
+then parts), Ollama (`messages`, `images`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ctxkit.counting.measure import dumps_args
+from ctxkit.loading.domain import Provider
+
+_RESPONSES_ROLES = {"function_call": "assistant", "function_call_output": "tool"}
+_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+
+
+def is_responses(provider: str, body: dict[str, Any]) -> bool:
+    """An OpenAI Responses API body (`input`, no `messages`)."""
+    return provider in (Provider.OPENAI, Provider.AZURE) and "messages" not in body and "input" in body
+
+
+def messages(provider: str, body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
+    """(role, items) per payload message, in reading order."""
+    if provider == Provider.ANTHROPIC:
+        if body.get("system"):
+            yield "system", blocks(body["system"])
+        for m in body["messages"]:
+            yield m["role"], blocks(m["content"])
+    elif provider == Provider.GEMINI:
+        system = body.get("systemInstruction") or body.get("system_instruction")
+        if system:
+            yield "system", [system]
+        for c in body["contents"]:
+            yield c.get("role", "user"), list(c["parts"])
+    elif is_responses(provider, body):
+        yield from _responses(body)
+    else:
+        for m in body["messages"]:
+            yield m["role"], [m]
+
+
+def _responses(body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
+    if isinstance(body.get("instructions"), str) and body["instructions"]:
+        yield "system", [{"role": "system", "content": body["instructions"]}]
+    given = body["input"]
+    if isinstance(given, str):
+        yield "user", [{"role": "user", "content": given}]
+        return
+    for item in given:
+        if isinstance(item, dict) and isinstance(item.get("role"), str):
+            yield item["role"], [item]
+        elif isinstance(item, dict):
+            yield _RESPONSES_ROLES.get(str(item.get("type")), "assistant"), [item]
+
+
+def blocks(content: str | list[Any]) -> list[Any]:
+    """Anthropic content as blocks: a plain string (as clients may send it) is one text block."""
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def texts(part: dict[str, Any]) -> Iterator[str]:
+    """The texts of one item as the model reads them (never the JSON escaping)."""
+    if "parts" in part and isinstance(part["parts"], list):  # Gemini's systemInstruction
+        for p in part["parts"]:
+            yield from texts(p)
+        return
+    content = part.get("content")
+    if isinstance(content, str):  # an OpenAI/Ollama message, an Anthropic tool_result
+        yield content
+    elif isinstance(content, list):  # OpenAI (chat or Responses) content parts, an Anthropic tool_result's blocks
+        yield from (p["text"] for p in content if isinstance(p, dict) and p.get("type") in _TEXT_PARTS)
+    for call in part.get("tool_calls") or ():  # OpenAI
+        yield call["function"]["name"]
+        yield call["function"]["arguments"]
+    kind = part.get("type")
+    if kind == "text" or "text" in part and kind is None:  # Anthropic text block, Gemini text part
+        yield part["text"]
+    elif kind == "tool_use":
+        yield part["name"]
+        yield dumps_args(part["input"])
+    elif kind == "function_call":  # Responses
+        yield part.get("name", "")
+        yield part.get("arguments", "")
+    elif kind == "function_call_output":  # Responses
+        output = part.get("output")
+        yield output if isinstance(output, str) else dumps_args(output)
+    if "functionCall" in part:
+        yield part["functionCall"]["name"]
+        yield dumps_args(part["functionCall"].get("args", {}))
+    if "functionResponse" in part:
+        response = part["functionResponse"].get("response", {})
+        yield str(response.get("content", "")) if set(response) <= {"content"} else dumps_args(response)
+
+
+def images(part: dict[str, Any]) -> Iterator[tuple[str, str | None]]:
+    """(base64 data, or the URL when there is none; OpenAI's detail) per image in one item."""
+    if "parts" in part and isinstance(part["parts"], list):
+        for p in part["parts"]:
+            yield from images(p)
+        return
+    content = part.get("content")
+    if isinstance(content, list):
+        for p in content:
+            if not isinstance(p, dict):
+                continue
+            if p.get("type") == "image_url":  # OpenAI chat: data URLs
+                ref = p["image_url"]
+                url, detail = (ref, None) if isinstance(ref, str) else (ref.get("url", ""), ref.get("detail"))
+                yield _data(url), detail
+            elif p.get("type") == "input_image":  # Responses
+                yield _data(str(p.get("image_url") or p.get("file_id") or "")), p.get("detail")
+            elif p.get("type") == "image" and isinstance(p.get("source"), dict):  # inside an Anthropic tool_result
+                yield str(p["source"].get("data") or p["source"].get("url") or ""), None
+    for data in part.get("images") or ():  # Ollama
+        yield data, None
+    if part.get("type") == "image":  # Anthropic
+        source = part["source"]
+        yield str(source.get("data") or source.get("url") or ""), None
+    if "inlineData" in part and str(part["inlineData"].get("mimeType", "image/")).startswith("image/"):  # Gemini
+        yield part["inlineData"]["data"], None
+
+
+def _data(url: str) -> str:
+    """The base64 data of a `data:` URL, else the URL itself."""
+    head, sep, data = url.partition(";base64,")
+    return data if sep and head.startswith("data:") else url
