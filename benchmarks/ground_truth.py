@@ -6,7 +6,7 @@ kind, n, the median and 90th percentile of the absolute count error
 |predicted − reported| ÷ reported, the median signed error (bias) and how many counts are
 exact; printed as a Markdown table, and as JSON with `--json FILE`.
 
-    python benchmarks/ground_truth.py [--data FILE] [--json FILE]
+    python benchmarks/ground_truth.py [--data FILE] [--json FILE] [--before-after]
 
 Scored: calls whose usage has a prompt count, to the providers' own hosts (other
 OpenAI-compatible hosts use their own tokenizers; Ollama's count depends on the local
@@ -174,13 +174,46 @@ def markdown(lines: list[dict[str, Any]]) -> str:
     return head + body
 
 
+BEFORE = Path(__file__).resolve().parent / "counts_before.json"
+TARGETS = {"OpenAI": "≤ 1% (p90 ≤ 5%)", "Anthropic": "≤ 5% (p90 ≤ 15%)", "Gemini": "≤ 10%"}
+
+
+def before() -> list[dict[str, Any]]:
+    """The committed 'before' measurement (benchmarks/counts_before.json)."""
+    rows: list[dict[str, Any]] = json.loads(BEFORE.read_text(encoding="utf-8"))["rows"]
+    return rows
+
+
+def _cell(line: dict[str, Any] | None) -> str:
+    if line is None or line["median_abs"] is None:
+        return "—"
+    return f"{_pct(line['median_abs'])} (p90 {_pct(line['p90_abs'])})"
+
+
+def before_after(after: list[dict[str, Any]]) -> str:
+    """The counts-vs-providers table with the committed 'before' column beside a fresh 'after'."""
+    old = {(x["provider"], x["kind"]): x for x in before()}
+    head = "| provider | kind | n | before: median abs error (p90) | after: median abs error (p90) "
+    head += "| exact after | target |\n"
+    head += "|---|---|---:|---:|---:|---:|---|\n"
+    body = ""
+    for x in after:
+        target = TARGETS[x["provider"]] if x["kind"] == ALL else ""
+        body += (
+            f"| {x['provider']} | {x['kind']} | {x['n']:,} | {_cell(old.get((x['provider'], x['kind'])))} "
+            f"| {_cell(x)} | {x['exact']:,} of {x['n'] - x['not_countable']:,} | {target} |\n"
+        )
+    return head + body
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--before-after", action="store_true", help="the table with the committed 'before' column")
     args = parser.parse_args(argv)
     lines = table(score(load(args.data)))
-    sys.stdout.write(markdown(lines))
+    sys.stdout.write(before_after(lines) if args.before_after else markdown(lines))
     if args.json is not None:
         args.json.write_text(json.dumps(lines, indent=2) + "\n", encoding="utf-8")
 

@@ -128,8 +128,34 @@ def render(r: R) -> str:
         + cache_truth.section(r)
         + adversarial_section(r)
     )
+    body += counts_section(r)
     errors = ["", "## Errors", "", *[f"* {e}" for e in r["errors"]]] if r["errors"] else []
     return "\n".join(head + body + METHOD + errors) + "\n"
+
+
+def counts_section(r: R) -> list[str]:
+    """Issue 20: counts vs providers, per provider and content kind, before and after."""
+    if not r.get("counts"):
+        return []
+    import ground_truth
+
+    return [
+        "## Counts vs providers",
+        "",
+        ground_truth.before_after(r["counts"]).rstrip("\n"),
+        "",
+        COUNTS_PROSE,
+        "",
+    ]
+
+
+COUNTS_PROSE = (
+    "ctxkit's R-RPL-4 count of each body in `../shared/data/traffic/cassettes.jsonl.gz` as it was sent, "
+    "against the input tokens the provider reported for it (Anthropic: input + cache creation + cache "
+    "read); error = (ctxkit − reported) ÷ reported. Native hosts only (other OpenAI-compatible hosts use "
+    "their own tokenizers). 'Before' is the committed measurement of the code before issue 20 "
+    "(`benchmarks/counts_before.json`); the kinds are described in `benchmarks/ground_truth.py`."
+)
 
 
 REPLAY_COLUMNS = ["history", "calls", "replay", "per call", "count the history once", "ratio (goal ≤ 3×)", "peak RSS"]

@@ -182,6 +182,16 @@ class Bench:
         except OSError as exc:
             self.r["errors"].append(f"import round trip: {exc}")
 
+    def counts(self) -> None:
+        """Issue 20: ctxkit's R-RPL-4 count of each recorded body against the provider's usage."""
+        print("counts vs providers", file=sys.stderr)
+        import ground_truth
+
+        if not ground_truth.DATA.is_file():
+            self.r["errors"].append(f"counts: {ground_truth.DATA.name} not found (../shared/data/traffic)")
+            return
+        self.r["counts"] = ground_truth.table(ground_truth.score(ground_truth.load()))
+
     def replay(self) -> None:
         """R-RPL-9: replay at the 8,000-token window against counting the history once, at 2,000
         messages and at the goal's 20,000 (about 12,400 calls)."""
@@ -249,6 +259,7 @@ def main() -> None:
         "import": bench.import_roundtrip,
         "traffic": bench.cache_vs_providers,
         "adversarial": bench.adversarial,
+        "counts": bench.counts,
     }
     chosen = [name for name in args.only.split(",") if name] or list(sections)
     for name in chosen:

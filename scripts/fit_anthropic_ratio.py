@@ -6,10 +6,10 @@ scales them by one ratio. This script fits it on the recorded traffic and writes
 
     python scripts/fit_anthropic_ratio.py [--data FILE] [--check]
 
-Calls used: Anthropic Messages calls with reported usage, text only (no images, documents
-or server tools, whose costs follow other rules). For each, the documented parts that do
-not scale (the tool-use system prompt) are taken off the reported count, and the rest is
-divided by ctxkit's count of the same body with the ratio 1. The ratio is the median of
+Calls used: Anthropic Messages calls with reported usage and plain text only (no tools,
+images, documents, thinking or structured outputs, whose costs follow other rules or add
+prompts of their own). For each, the reported count is divided by ctxkit's count of the
+same body with the ratio 1 (texts, turn headers, reply priming). The ratio is the median of
 these quotients (robust to the few odd calls), rounded to 3 decimals. `--check` exits 1
 when the file differs from a fresh fit.
 """
@@ -31,14 +31,17 @@ from ctxkit.translate.sent import body_meter, body_payload
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data" / "traffic" / "cassettes.jsonl.gz"
-_OTHER_RULES = ('"type": "image"', '"type": "document"', '"type": "web_search', '"type": "tool_search')
+_OTHER_RULES = ('"type": "image"', '"type": "document"', '"type": "tool_use"', '"type": "tool_result"')
+_OTHER_FIELDS = ("tools", "thinking", "output_config", "output_format")
 
 
 def usable(record: dict[str, Any]) -> bool:
     if record.get("provider") != "anthropic" or record.get("endpoint") != "messages":
         return False
     text = json.dumps(record["request"])
-    return reported_usage(record.get("usage"), "anthropic") is not None and not any(k in text for k in _OTHER_RULES)
+    if any(k in text for k in _OTHER_RULES) or any(record["request"].get(f) for f in _OTHER_FIELDS):
+        return False
+    return reported_usage(record.get("usage"), "anthropic") is not None
 
 
 def quotient(record: dict[str, Any]) -> float | None:
@@ -47,10 +50,7 @@ def quotient(record: dict[str, Any]) -> float | None:
     reported = reported_usage(record["usage"], "anthropic")
     assert reported is not None
     counted = items.wire_tokens(body_payload("anthropic", body, model), meter=body_meter("anthropic", model))
-    fixed = wire.anthropic_tool_prompt(model, body)
-    if counted - fixed <= 0 or reported.input_tokens <= fixed:
-        return None
-    return (reported.input_tokens - fixed) / (counted - fixed)
+    return reported.input_tokens / counted if counted > 0 else None
 
 
 def fit(path: Path) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def fit(path: Path) -> dict[str, Any]:
         wire.RATIO_FILE = saved
         wire.anthropic_ratio.cache_clear()
     return {
-        "_note": "Anthropic's reported prompt tokens / ctxkit's cl100k_base count, median over the text-only "
+        "_note": "Anthropic's reported prompt tokens / ctxkit's cl100k_base count, median over the plain-text "
         "Anthropic calls of the recorded traffic; written by scripts/fit_anthropic_ratio.py (re-run it, never edit).",
         "ratio": round(statistics.median(quotients), 3),
         "calls": len(quotients),

@@ -214,3 +214,45 @@ def test_r_rpl_4_sent_image_follows_the_model_rule() -> None:
     with_image = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": [part]}]}
     without = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": []}]}
     assert _approx("openai", with_image) - _approx("openai", without) == 2833 + 5667 * 4
+
+
+def test_r_rpl_4_anthropic_turn_headers_and_prefill() -> None:
+    """3 tokens per turn (none for the system text), 3 of reply priming unless the last turn is a prefill;
+    the ratio applies to cl100k_base counts only, so the approx tokenizer shows the rule unscaled."""
+    body = {"model": "claude-sonnet-4-5", "system": "Be brief.", "messages": [{"role": "user", "content": "Say hi"}]}
+    assert _approx("anthropic", body) == _n("Be brief.") + 3 + _n("Say hi") + 3
+    prefill = {**body, "messages": [*body["messages"], {"role": "assistant", "content": "{"}]}
+    assert _approx("anthropic", prefill) == _n("Be brief.") + 3 + _n("Say hi") + 3 + _n("{")
+
+
+def test_r_rpl_4_anthropic_tool_blocks_in_the_published_text_format() -> None:
+    call = {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Paris", "days": 2}}
+    expected = '<function_calls>\n<invoke name="get_weather">\n<parameter name="city">Paris</parameter>\n'
+    expected += '<parameter name="days">2</parameter>\n</invoke>\n</function_calls>'
+    assert wire.anthropic_call_text(call) == expected
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "12 degrees"}
+    wrapper = (
+        "<function_results>\n<result>\n<tool_name></tool_name>\n<stdout>\n\n</stdout>\n</result>\n</function_results>"
+    )
+    assert wire.anthropic_block_tokens(result, _n) == _n(wrapper)
+    assert wire.anthropic_block_tokens({"type": "text", "text": "x"}, _n) is None
+
+
+def test_r_rpl_4_anthropic_pdf_pages_and_image_cap() -> None:
+    two_pages = (
+        b"%PDF-1.4 1 0 obj << /Type /Pages /Kids [2 0 R 3 0 R] >> 2 0 obj << /Type /Page >> 3 0 obj <</Type/Page>>"
+    )
+    assert image_rules.anthropic_pdf_tokens(two_pages) == 2 * 1600
+    assert image_rules.anthropic_pdf_tokens(b"%PDF-1.7 compressed") == 1600  # no page object seen: one page
+    assert image_rules.anthropic_tokens(1568, 1568) == 1600  # capped: scaled down to ~1,600 tokens
+
+
+def test_r_rpl_4_gemini_media_by_duration() -> None:
+    """A 2-second 8 kHz 16-bit mono WAV: 32 tokens per second."""
+    fmt = struct.pack("<HHIIHH", 1, 1, 8000, 16000, 2, 16)
+    wav = b"RIFF" + struct.pack("<I", 36 + 32000) + b"WAVE" + b"fmt " + struct.pack("<I", 16) + fmt
+    wav += b"data" + struct.pack("<I", 32000) + b"\0" * 32000
+    assert image_rules.gemini_media_tokens("audio/wav", wav) == 64
+    mvhd = b"mvhd" + bytes([0, 0, 0, 0]) + b"\0" * 8 + struct.pack(">II", 1000, 5000)  # 5,000 / 1,000 s
+    assert image_rules.gemini_media_tokens("video/mp4", b"\0\0\0\x6cmoov" + mvhd) == 5 * 263
+    assert image_rules.gemini_media_tokens("audio/mpeg", b"ID3") is None

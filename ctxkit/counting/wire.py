@@ -53,6 +53,14 @@ class WireRules:
     def scaled(self, tokens: int) -> int:
         return tokens if self.ratio == 1.0 else round(tokens * self.ratio)
 
+    @property
+    def anthropic(self) -> bool:
+        return self.provider_rules and self.provider == Provider.ANTHROPIC
+
+    def priming_after(self, last_role: str | None) -> int:
+        """The reply priming; Anthropic reads a final assistant message as the reply's start (none)."""
+        return 0 if self.anthropic and last_role == "assistant" else self.scaled(self.priming)
+
     def image(self, width: int, height: int, detail: str | None) -> int:
         return image_tokens(self.provider, self.model, width, height, detail)
 
@@ -114,10 +122,49 @@ def preamble_tokens(rules: WireRules, body: dict[str, Any], count: Callable[[str
         schema = openai_render.response_format_text(body)
         return total + (count(schema) if schema else 0)
     tools = body.get("tools")
-    own = count(_compact(tools)) if tools else 0
-    if rules.provider == Provider.ANTHROPIC:
+    if rules.provider == Provider.ANTHROPIC:  # the definitions as JSON with the default separators
+        own = count(json.dumps(tools, ensure_ascii=False)) if tools else 0
+        schema = anthropic_output_schema(body)
+        own += count(json.dumps(schema, ensure_ascii=False)) if schema else 0
         return rules.scaled(own) + anthropic_tool_prompt(rules.model, body)
-    return own
+    return count(_compact(tools)) if tools else 0
+
+
+def anthropic_output_schema(body: dict[str, Any]) -> Any:
+    """The JSON schema of Anthropic's structured outputs (`output_config.format`, `output_format`)."""
+    for holder in (body.get("output_config"), body):
+        fmt = holder.get("format" if holder is not body else "output_format") if isinstance(holder, dict) else None
+        if isinstance(fmt, dict) and isinstance(fmt.get("schema"), dict):
+            return fmt["schema"]
+    return None
+
+
+# Anthropic's published tool-use text format: calls as <function_calls> blocks, results as
+# <function_results> blocks around the result's content.
+_RESULT_WRAPPER = (
+    "<function_results>\n<result>\n<tool_name></tool_name>\n<stdout>\n\n</stdout>\n</result>\n</function_results>"
+)
+
+
+def anthropic_call_text(block: dict[str, Any]) -> str:
+    """A tool_use block as the model reads it."""
+    given = block.get("input")
+    args = given if isinstance(given, dict) else {}
+    params = "".join(
+        f'<parameter name="{k}">{v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}</parameter>\n'
+        for k, v in args.items()
+    )
+    return f'<function_calls>\n<invoke name="{block.get("name", "")}">\n{params}</invoke>\n</function_calls>'
+
+
+def anthropic_block_tokens(block: Any, count: Callable[[str], int]) -> int | None:
+    """Tokens of a tool_use or tool_result block's wrapping and call (None for any other block)."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    if kind == "tool_use":
+        return count(anthropic_call_text(block))
+    if kind == "tool_result":
+        return count(_RESULT_WRAPPER)
+    return None
 
 
 def has_preamble(provider: str, body: dict[str, Any], *, sent: bool = True) -> bool:
@@ -125,4 +172,6 @@ def has_preamble(provider: str, body: dict[str, Any], *, sent: bool = True) -> b
         return bool(body.get("tools"))
     if body.get("tools") or body.get("functions"):
         return True
+    if provider == Provider.ANTHROPIC:
+        return anthropic_output_schema(body) is not None
     return provider in (Provider.OPENAI, Provider.AZURE) and bool(openai_render.response_format_text(body))

@@ -50,11 +50,13 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from ctxkit.counting.image_rules import anthropic_pdf_tokens, gemini_media_tokens
 from ctxkit.counting.images import image_size
 from ctxkit.counting.wire import (
     NAME_TOKENS,
     REPLY_PRIMING_TOKENS,
     WireRules,
+    anthropic_block_tokens,
     has_preamble,
     preamble_tokens,
     rules_for,
@@ -145,7 +147,7 @@ class ItemMemo:
     def __init__(self) -> None:
         self._known: dict[tuple[Any, ...], tuple[str, int]] = {}
 
-    def lookup(self, role: str, part: Any, meter: ItemMeter) -> tuple[str, int] | None:
+    def lookup(self, role: str, part: Any, meter: ItemMeter, rules: WireRules | None = None) -> tuple[str, int] | None:
         """(key, tokens of the texts) of an item the memo can hold, or None for any other item."""
         if type(part) is not dict:
             return None
@@ -160,7 +162,7 @@ class ItemMemo:
             memo_key = (role, nested)
         found = self._known.get(memo_key)
         if found is None:
-            found = self._known[memo_key] = (_key(role, part), _texts_tokens(part, meter))
+            found = self._known[memo_key] = (_key(role, part), _texts_tokens(part, meter, rules))
         return found
 
     def held(self) -> int:
@@ -224,7 +226,7 @@ def prompt_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = 
         frame = _frame(rules, role, parts, meter)  # on the message's first item
         for k, part in enumerate(parts):
             origin = origins[k] if k < len(origins) else -1
-            found = lookup(role, part, meter) if lookup is not None else None
+            found = lookup(role, part, meter, rules) if lookup is not None else None
             if found is None:
                 key, tokens = _key(role, part), _tokens(part, origin, images, meter, rules)
             else:
@@ -242,16 +244,21 @@ _RUNS = frozenset({"tool_use", "tool_result"})  # Anthropic blocks whose consecu
 
 
 def priming_tokens(payload: Payload, *, meter: ItemMeter) -> int:
-    """The reply priming the provider adds once per request (Gemini: none)."""
-    rules = _rules(payload, meter)
-    return rules.scaled(rules.priming)
+    """The reply priming the provider adds once per request (Gemini: none; Anthropic: none after
+    a final assistant message, which the reply continues)."""
+    return _rules(payload, meter).priming_after(_last_role(payload))
+
+
+def _last_role(payload: Payload) -> str | None:
+    roles = [role for role, _ in reading.messages(payload.provider, payload.body)]
+    return roles[-1] if roles else None
 
 
 def wire_tokens(payload: Payload, *, meter: ItemMeter) -> int:
     """`prompt_tokens(prompt_items(...))` without building the keys: the request as sent."""
     body = payload.body
     rules = _rules(payload, meter)
-    total = rules.scaled(rules.priming)
+    total = rules.priming_after(_last_role(payload))
     if has_preamble(payload.provider, body, sent=payload.sent):
         total += preamble_tokens(rules, body, meter.text)
     images = _Images(payload)
@@ -264,7 +271,10 @@ def wire_tokens(payload: Payload, *, meter: ItemMeter) -> int:
 
 
 def _frame(rules: WireRules, role: str, parts: list[Any], meter: ItemMeter) -> int:
-    """A message's framing: fixed tokens, its role's and (OpenAI) its `name`'s."""
+    """A message's framing: fixed tokens, its role's and (OpenAI) its `name`'s. Anthropic: a
+    turn's header (its system text has none, its role is not read as a name)."""
+    if rules.anthropic:
+        return 0 if role == "system" else rules.scaled(rules.framing)
     tokens = rules.framing + (meter.text(role) if rules.role else 0)
     name = parts[0].get("name") if parts and isinstance(parts[0], dict) and "role" in parts[0] else None
     if isinstance(name, str) and name and rules.provider_rules and rules.provider in (Provider.OPENAI, Provider.AZURE):
@@ -278,10 +288,28 @@ def _key(role: str, part: Any) -> str:
 
 def _tokens(part: Any, origin: int, images: _Images, meter: ItemMeter, rules: WireRules) -> int:
     """What the model reads of one item: its texts (scaled by the provider's ratio) and its images."""
-    text = rules.scaled(_texts_tokens(part, meter))
-    return text + sum(
-        _image_cost(images.find(origin, data), detail, meter, rules) for data, detail in reading.images(part)
-    )
+    text = rules.scaled(_texts_tokens(part, meter, rules))
+    found = reading.images(part)
+    cost = text + sum(_image_cost(images.find(origin, data), detail, meter, rules) for data, detail in found)
+    if rules.anthropic:
+        cost += sum(_document_cost(kind, data, meter, rules) for kind, data in reading.documents(part))
+    elif rules.provider_rules and rules.provider == Provider.GEMINI:
+        cost += sum(_media_cost(kind, data, meter) for kind, data in reading.media(part))
+    return cost
+
+
+def _media_cost(kind: str, data: str, meter: ItemMeter) -> int:
+    """Gemini's inline media: text read as text, audio, video and PDF by Gemini's rules."""
+    raw = _decoded(data)
+    if kind.startswith("text/"):
+        return meter.text(raw.decode("utf-8", "replace"))
+    return gemini_media_tokens(kind, raw) or 0
+
+
+def _document_cost(kind: str, data: str, meter: ItemMeter, rules: WireRules) -> int:
+    if kind == "application/pdf":
+        return anthropic_pdf_tokens(_decoded(data))
+    return rules.scaled(meter.text(data)) if kind.startswith("text/") else 0
 
 
 def _image_cost(image: Image, detail: str | None, meter: ItemMeter, rules: WireRules) -> int:
@@ -300,8 +328,15 @@ def _without_cache_control(part: Any) -> Any:
     return part
 
 
-def _texts_tokens(part: dict[str, Any], meter: ItemMeter) -> int:
-    """The texts of one item as the model reads them (never the JSON escaping)."""
+def _texts_tokens(part: dict[str, Any], meter: ItemMeter, rules: WireRules | None = None) -> int:
+    """The texts of one item as the model reads them (never the JSON escaping); Anthropic's tool
+    calls and results in its published tool-use text format."""
+    if rules is not None and rules.anthropic:
+        wrapped = anthropic_block_tokens(part, meter.text)
+        if wrapped is not None:
+            return wrapped + (
+                sum(meter.text(t) for t in reading.texts(part)) if part.get("type") == "tool_result" else 0
+            )
     return sum(meter.text(t) for t in reading.texts(part))
 
 
@@ -342,6 +377,8 @@ def _decoded(data: str) -> bytes:
     import binascii
 
     try:
+        if "-" in data or "_" in data:  # the URL-safe alphabet (Gemini's JSON may use it)
+            return base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
         return base64.b64decode(data, validate=False)
     except (binascii.Error, ValueError):
         return b""

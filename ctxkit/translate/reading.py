@@ -133,7 +133,24 @@ def images(part: dict[str, Any]) -> Iterator[tuple[str, str | None]]:
         yield part["inlineData"]["data"], None
 
 
+def media(part: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(MIME type, base64 data) per Gemini inline part that is not an image."""
+    inline = part.get("inlineData")
+    if isinstance(inline, dict) and not str(inline.get("mimeType", "image/")).startswith("image/"):
+        yield str(inline.get("mimeType", "")), str(inline.get("data", ""))
+
+
 def _data(url: str) -> str:
     """The base64 data of a `data:` URL, else the URL itself."""
     head, sep, data = url.partition(";base64,")
     return data if sep and head.startswith("data:") else url
+
+
+def documents(part: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(media type, base64 data or text) per Anthropic document block in one item."""
+    if part.get("type") == "document" and isinstance(part.get("source"), dict):
+        source = part["source"]
+        if source.get("type") == "base64":
+            yield str(source.get("media_type", "")), str(source.get("data", ""))
+        elif source.get("type") == "text":
+            yield "text/plain", str(source.get("data", ""))
