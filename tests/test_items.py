@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ctxkit.translate.items import Item, prompt_items, prompt_tokens
+from ctxkit.translate.items import Item, priming_tokens, prompt_items, prompt_tokens, wire_tokens
 
 from .helpers import assemble
 
@@ -43,38 +43,38 @@ messages:
 EXPECTED = {
     # provider: [(tokens, payload message, source working message), ...]
     "openai": [
-        (27, None, None),  # tools' compact JSON, 110 chars
+        (22 + 5, None, None),  # the functions namespace (89 chars) + 9 - 4 (a system message opens the prompt)
         (2 + 3 + 1, 0, 0),  # system
         (4 + 3 + 1, 1, 1),  # u1
-        (2 + 4 + 3 + 2, 2, 2),  # the call: name + arguments
-        (16 + 3 + 1, 3, 3),  # the tool result
+        (2 + 4 + 3 + 2 + 6, 2, 2),  # the call: name + arguments + its address " to=functions.get_weather"
+        (16 + 3 + 1 + 5 - 1, 3, 3),  # the tool result, read from "functions.get_weather" instead of "tool"
         (2 + 3 + 2, 4, 4),  # the answer
         (3 + 8 + 100 + 3 + 1, 5, 5),  # u2: text, label, image
     ],
     "anthropic": [
-        (20, None, None),  # 81 chars
-        (2 + 3 + 1, 0, 0),  # the system block counts as a message
-        (4 + 3 + 1, 1, 1),
-        (2 + 4 + 3 + 2, 2, 2),  # tool_use
-        (16 + 3 + 1, 3, 3),  # tool_result, in a user message
-        (2 + 3 + 2, 4, 4),
-        (3 + 3 + 1, 5, 5),  # u2's blocks: text (with the framing) …
+        (21 + 346, None, None),  # the tools' JSON (87 chars) + the tool-use system prompt (auto)
+        (2, 0, 0),  # the system text: no turn header
+        (4 + 3, 1, 1),  # a turn: 3 tokens of header, no role name
+        (28 + 3, 2, 2),  # tool_use as <function_calls> (113 chars)
+        (25 + 16 + 3, 3, 3),  # tool_result: the <function_results> wrapper (101 chars) + content
+        (2 + 3, 4, 4),
+        (3 + 3, 5, 5),  # u2's blocks: text (with the header) …
         (8, 5, 5),  # … label …
         (100, 5, 5),  # … image
     ],
     "gemini": [
         (26, None, None),  # 106 chars
-        (2 + 3 + 1, 0, 0),  # systemInstruction counts as a message
-        (4 + 3 + 1, 1, 1),
-        (2 + 4 + 3 + 1, 2, 2),  # functionCall under role model
-        (16 + 3 + 1, 3, 3),  # functionResponse
-        (2 + 3 + 1, 4, 4),
-        (3 + 3 + 1, 5, 5),
+        (2, 0, 0),  # no framing: the parts alone
+        (4, 1, 1),
+        (2 + 4, 2, 2),  # functionCall under role model
+        (16, 3, 3),  # functionResponse
+        (2, 4, 4),
+        (3, 5, 5),
         (8, 5, 5),
         (100, 5, 5),
     ],
     "ollama": [
-        (27, None, None),
+        (27, None, None),  # the tools' compact JSON, 110 chars
         (2 + 3 + 1, 0, 0),
         (4 + 3 + 1, 1, 1),
         (14 + 3 + 2, 2, 2),  # the [Tool Call] line, 57 chars
@@ -90,15 +90,22 @@ def _items(tmp_path, provider: str) -> tuple[Item, ...]:
     return prompt_items(result.payload, meter=result.assembly.meter)
 
 
+PRIMING = {"openai": 3, "anthropic": 3, "gemini": 0, "ollama": 3}  # Gemini: no reply priming
+
+
 @pytest.mark.parametrize("provider", list(EXPECTED))
 def test_r_rpl_4_items_tokens_and_back_references(tmp_path, provider):
-    items = _items(tmp_path, provider)
+    result = assemble(tmp_path, FIXTURE, provider=provider)
+    items = prompt_items(result.payload, meter=result.assembly.meter)
     assert [(i.tokens, i.message, i.source) for i in items] == EXPECTED[provider]
-    assert prompt_tokens(items) == sum(t for t, _, _ in EXPECTED[provider]) + 3
+    priming = priming_tokens(result.payload, meter=result.assembly.meter)
+    assert priming == PRIMING[provider]
+    assert prompt_tokens(items, priming) == sum(t for t, _, _ in EXPECTED[provider]) + priming
+    assert prompt_tokens(items, priming) == wire_tokens(result.payload, meter=result.assembly.meter)
 
 
 def test_r_rpl_4_openai_totals_by_hand(tmp_path):
-    assert prompt_tokens(_items(tmp_path, "openai")) == 27 + 6 + 8 + 11 + 20 + 7 + 115 + 3
+    assert prompt_tokens(_items(tmp_path, "openai")) == 27 + 6 + 8 + 17 + 24 + 7 + 115 + 3
 
 
 @pytest.mark.parametrize("provider", list(EXPECTED))
@@ -133,10 +140,13 @@ def test_r_rpl_4_cache_control_is_not_part_of_the_identity(tmp_path):
 
 
 def test_r_rpl_4_image_without_stored_count_is_estimated(tmp_path):
-    """R-FIX-3: no stored count → the tile estimate (a 1×1 PNG: 85 + 170)."""
-    result = assemble(tmp_path, FIXTURE.replace(", tokens: 100}", "}"), provider="anthropic")
-    items = prompt_items(result.payload, meter=result.assembly.meter)
-    assert items[-1].tokens == 255
+    """R-FIX-3: no stored count → the provider's rule for its size (a 1×1 PNG: OpenAI's tiles
+    85 + 170; Anthropic's 1 × 1 / 750, at least 1; Gemini's 258 for a small image)."""
+    body = FIXTURE.replace(", tokens: 100}", "}")
+    for provider, tokens in (("openai", 85 + 170 + 3 + 8 + 3 + 1), ("anthropic", 1), ("gemini", 258)):
+        result = assemble(tmp_path, body, provider=provider)
+        items = prompt_items(result.payload, meter=result.assembly.meter)
+        assert items[-1].tokens == tokens, provider
 
 
 def test_r_rpl_4_drop_notice_has_no_source(tmp_path):

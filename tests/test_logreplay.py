@@ -256,8 +256,8 @@ def test_r_log_3_every_verdict() -> None:
 
 def test_r_log_3_anthropic_reported_input_adds_cache_creation_and_read() -> None:
     first = calls("anthropic.jsonl")[0]
-    assert first["reported_input_tokens"] == 17 + 1453 + 0
-    assert first["reported_cache_write_tokens"] == 1453
+    assert first["reported_input_tokens"] == 17 + 1601 + 0
+    assert first["reported_cache_write_tokens"] == 1601
 
 
 def test_r_log_3_count_error_and_totals() -> None:
@@ -280,10 +280,10 @@ def test_r_log_3_p90_is_the_nearest_rank() -> None:
 
 def test_r_log_3_cost_from_reported_usage_beside_predicted() -> None:
     """anthropic.jsonl call 0 by hand (claude-sonnet-4-5: $3 input, $3.75 cache write, $15 output
-    per million): 17 × 3 + 1,453 × 3.75 + 50 × 15 = 6,249.75 millionths."""
+    per million): 17 × 3 + 1,601 × 3.75 + 50 × 15 = 6,804.75 millionths."""
     first = calls("anthropic.jsonl")[0]
-    assert first["reported_cost"] == pytest.approx(0.00624975)
-    assert first["cost"] == pytest.approx(0.00624975)  # the prediction agrees exactly here
+    assert first["reported_cost"] == pytest.approx(0.00680475)
+    assert first["cost"] == pytest.approx(0.00680475)  # the prediction agrees exactly here
 
 
 # --- R-LOG-4 output and options ---------------------------------------------------------

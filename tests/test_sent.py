@@ -164,7 +164,8 @@ def test_r_rpl_4_responses_body_counts_like_the_chat_body() -> None:
     call = {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": '{"city":"Paris"}'}
     output = {"type": "function_call_output", "call_id": "c1", "output": "12 degrees and sunny"}
     looped = {**responses, "input": [{"role": "user", "content": [{"type": "input_text", "text": "Hi"}]}, call, output]}
-    frame = 3 + _n("assistant"), 3 + _n("tool")
+    # the harmony headers: the call's address, the result's role "functions.<name>" in place of "tool"
+    frame = 3 + _n("assistant") + _n(" to=functions.get_weather"), 3 + _n("functions.get_weather")
     expected = _approx("openai", responses) + frame[0] + _n("get_weather") + _n('{"city":"Paris"}')
     assert _approx("openai", looped) == expected + frame[1] + _n("12 degrees and sunny")
 

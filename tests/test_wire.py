@@ -52,7 +52,9 @@ def test_r_asm_9_wire_tokens_include_tool_definitions(tmp_path):
     body = OVER.replace("messages:", "tools:\n  - {name: f, parameters: {type: object}}\nmessages:", 1)
     r = assemble(tmp_path, body)
     assert budget_report(r)["tool_definitions_tokens"] > 0
-    assert r.wire_tokens() == WIRE + budget_report(r)["tool_definitions_tokens"]
+    # As the model reads them (R-RPL-4): "namespace functions {\n\ntype f = () => any;\n\n} //
+    # namespace functions" (68 chars, 17 approx tokens) + 9 - 4 (a system message opens the prompt).
+    assert r.wire_tokens() == WIRE + 17 + 5
 
 
 WARNING = f"warning: the request as sent counts {WIRE} tokens (wire_tokens), {WIRE - 100} more than the window of 100"

@@ -48,14 +48,13 @@ class WireRules:
     role: bool  # the role name's tokens count once per message
     priming: int  # once per request
     ratio: float  # applied to text counts (Anthropic's fitted ratio; else 1)
-    provider_rules: bool = True  # False: the uniform count (compact tool JSON, the tile estimate)
 
     def scaled(self, tokens: int) -> int:
         return tokens if self.ratio == 1.0 else round(tokens * self.ratio)
 
     @property
     def anthropic(self) -> bool:
-        return self.provider_rules and self.provider == Provider.ANTHROPIC
+        return self.provider == Provider.ANTHROPIC
 
     def priming_after(self, last_role: str | None) -> int:
         """The reply priming; Anthropic reads a final assistant message as the reply's start (none)."""
@@ -74,14 +73,8 @@ def anthropic_ratio() -> float:
         return 1.0
 
 
-UNIFORM_FRAMING = (FRAMING_TOKENS, True, REPLY_PRIMING_TOKENS, 1.0)
-
-
-def rules_for(provider: str, model: str, tokenizer: str, *, sent: bool = True) -> WireRules:
-    """The provider's rules for a body as sent; `sent=False` (a payload ctxkit translated from a
-    fixture): the uniform count every provider shared before, until its snapshots move over."""
-    if not sent:
-        return WireRules(provider, model, *UNIFORM_FRAMING, provider_rules=False)
+def rules_for(provider: str, model: str, tokenizer: str) -> WireRules:
+    """The provider's rules for a request to `model`, counted with `tokenizer`."""
     if provider == Provider.GEMINI:  # counts the parts alone: no per-message framing
         return WireRules(provider, model, 0, False, 0, 1.0)
     ratio = anthropic_ratio() if provider == Provider.ANTHROPIC and tokenizer == RATIO_TOKENIZER else 1.0
@@ -114,9 +107,6 @@ def _compact(value: Any) -> str:
 
 def preamble_tokens(rules: WireRules, body: dict[str, Any], count: Callable[[str], int]) -> int:
     """Tokens of what the provider reads before the messages: definitions, schema, tool prompt."""
-    if not rules.provider_rules:
-        tools = body.get("tools")
-        return count(_compact(tools)) if tools else 0
     if rules.provider in (Provider.OPENAI, Provider.AZURE):
         total = openai_render.tools_tokens(body, count, has_system=has_system(rules.provider, body))
         schema = openai_render.response_format_text(body)
@@ -167,11 +157,44 @@ def anthropic_block_tokens(block: Any, count: Callable[[str], int]) -> int | Non
     return None
 
 
-def has_preamble(provider: str, body: dict[str, Any], *, sent: bool = True) -> bool:
-    if not sent:
-        return bool(body.get("tools"))
+def has_preamble(provider: str, body: dict[str, Any]) -> bool:
     if body.get("tools") or body.get("functions"):
         return True
     if provider == Provider.ANTHROPIC:
         return anthropic_output_schema(body) is not None
     return provider in (Provider.OPENAI, Provider.AZURE) and bool(openai_render.response_format_text(body))
+
+
+# OpenAI's published harmony format addresses a tool call `to=functions.<name>` and reads its
+# result from the role `functions.<name>` (in place of `tool`).
+CALL_HEADER, RESULT_ROLE = " to=functions.", "functions."
+
+
+def openai_call_names(items: list[tuple[str, list[Any]]]) -> dict[str, str]:
+    """Tool call id → the called function's name, over the body's messages (chat or Responses)."""
+    names: dict[str, str] = {}
+    for _, parts in items:
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            for call in part.get("tool_calls") or ():
+                if isinstance(call, dict) and isinstance(call.get("function"), dict):
+                    names[str(call.get("id"))] = str(call["function"].get("name", ""))
+            if part.get("type") == "function_call":
+                names[str(part.get("call_id"))] = str(part.get("name", ""))
+    return names
+
+
+def openai_call_tokens(role: str, part: Any, names: dict[str, str], count: Callable[[str], int]) -> int:
+    """The tokens a call's address or a result's role adds to an OpenAI message (0 for others)."""
+    if not isinstance(part, dict):
+        return 0
+    if role == "assistant":
+        calls = [c["function"].get("name", "") for c in part.get("tool_calls") or () if isinstance(c, dict)]
+        if part.get("type") == "function_call":
+            calls.append(str(part.get("name", "")))
+        return sum(count(CALL_HEADER + str(name)) for name in calls)
+    if role == "tool":
+        name = names.get(str(part.get("tool_call_id", part.get("call_id"))))
+        return count(RESULT_ROLE + name) - count("tool") if name else 0
+    return 0

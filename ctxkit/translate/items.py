@@ -27,13 +27,13 @@ Anthropic `tool_use` or `tool_result` block (a run of either counts as one lookb
 
 `Item.tokens` counts what the model reads, not the JSON around it: the texts as
 sent (text, each tool call's name and argument string, a tool result's content,
-Ollama's call and result lines, labels and markers), each image at its cost
-(the stored count when the file has one, else the estimate, R-FIX-3), and, on
-the first item of each payload message, 3 framing tokens plus the tokens of
-its role name (Anthropic's `system` and Gemini's `systemInstruction` count as a
-message). The tool-definitions item counts the definitions' compact JSON as
-sent. `prompt_tokens` = the sum over the items + 3 (the reply priming). It is
-an estimate: only a provider's own counter is exact.
+Ollama's call and result lines, labels and markers), each image at its cost (the
+stored count when the file has one, else the provider's rule for its size), and
+the framing each provider adds — per message, per call and result, the reply
+priming (`priming_tokens`), the definitions item (tools, output schema, Anthropic's
+tool-use system prompt) — as `ctxkit/counting/wire.py` says for that provider
+(docs/rules.md#r-rpl-4). `prompt_tokens` = the sum over the items + the priming.
+It is an estimate: only a provider's own counter is exact.
 
 Back-references, for mapping an item to the decision record: `Item.message`
 is the index of the payload message the item belongs to, counting Anthropic's
@@ -58,6 +58,8 @@ from ctxkit.counting.wire import (
     WireRules,
     anthropic_block_tokens,
     has_preamble,
+    openai_call_names,
+    openai_call_tokens,
     preamble_tokens,
     rules_for,
 )
@@ -191,7 +193,7 @@ def _frozen(value: Any) -> tuple[Any, ...] | None:
 
 def _rules(payload: Payload, meter: ItemMeter) -> WireRules:
     model = payload.model or str(payload.body.get("model") or "")
-    return rules_for(payload.provider, model, meter.tokenizer, sent=payload.sent)
+    return rules_for(payload.provider, model, meter.tokenizer)
 
 
 def _preamble_key(provider: str, body: dict[str, Any]) -> str:
@@ -214,16 +216,17 @@ def prompt_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = 
     out = []
     body = payload.body
     rules = _rules(payload, meter)
-    if has_preamble(payload.provider, body, sent=payload.sent):
+    if has_preamble(payload.provider, body):
         tokens = preamble_tokens(rules, body, meter.text)
-        key = _preamble_key(payload.provider, body) if payload.sent else canonical({"tools": body["tools"]})
-        out.append(Item(key, tokens, None, None, None))
+        out.append(Item(_preamble_key(payload.provider, body), tokens, None, None, None))
     images = _Images(payload)
     wire = payload.prepared.messages
     lookup = memo.lookup if memo is not None else None
-    for n, (role, parts) in enumerate(reading.messages(payload.provider, body)):
+    messages = list(reading.messages(payload.provider, body))
+    names = _names(payload, messages)
+    for n, (role, parts) in enumerate(messages):
         origins = payload.origins[n] if n < len(payload.origins) else ()
-        frame = _frame(rules, role, parts, meter)  # on the message's first item
+        frame = _frame(rules, role, parts, meter, names)  # on the message's first item
         for k, part in enumerate(parts):
             origin = origins[k] if k < len(origins) else -1
             found = lookup(role, part, meter, rules) if lookup is not None else None
@@ -259,27 +262,37 @@ def wire_tokens(payload: Payload, *, meter: ItemMeter) -> int:
     body = payload.body
     rules = _rules(payload, meter)
     total = rules.priming_after(_last_role(payload))
-    if has_preamble(payload.provider, body, sent=payload.sent):
+    if has_preamble(payload.provider, body):
         total += preamble_tokens(rules, body, meter.text)
     images = _Images(payload)
-    for n, (role, parts) in enumerate(reading.messages(payload.provider, body)):
+    messages = list(reading.messages(payload.provider, body))
+    names = _names(payload, messages)
+    for n, (role, parts) in enumerate(messages):
         origins = payload.origins[n] if n < len(payload.origins) else ()
-        total += _frame(rules, role, parts, meter)
+        total += _frame(rules, role, parts, meter, names)
         for k, part in enumerate(parts):
             total += _tokens(part, origins[k] if k < len(origins) else -1, images, meter, rules)
     return total
 
 
-def _frame(rules: WireRules, role: str, parts: list[Any], meter: ItemMeter) -> int:
-    """A message's framing: fixed tokens, its role's and (OpenAI) its `name`'s. Anthropic: a
-    turn's header (its system text has none, its role is not read as a name)."""
+def _frame(rules: WireRules, role: str, parts: list[Any], meter: ItemMeter, names: dict[str, str]) -> int:
+    """A message's framing: fixed tokens, its role's and (OpenAI) its `name`'s, its calls'
+    addresses and a result's role. Anthropic: a turn's header (none for the system text, the
+    role not read as a name)."""
     if rules.anthropic:
         return 0 if role == "system" else rules.scaled(rules.framing)
     tokens = rules.framing + (meter.text(role) if rules.role else 0)
-    name = parts[0].get("name") if parts and isinstance(parts[0], dict) and "role" in parts[0] else None
-    if isinstance(name, str) and name and rules.provider_rules and rules.provider in (Provider.OPENAI, Provider.AZURE):
-        tokens += meter.text(name) + NAME_TOKENS
+    if rules.provider in (Provider.OPENAI, Provider.AZURE) and parts:
+        first = parts[0]
+        name = first.get("name") if isinstance(first, dict) and "role" in first else None
+        if isinstance(name, str) and name:
+            tokens += meter.text(name) + NAME_TOKENS
+        tokens += openai_call_tokens(role, first, names, meter.text)
     return rules.scaled(tokens)
+
+
+def _names(payload: Payload, messages: list[tuple[str, list[Any]]]) -> dict[str, str]:
+    return openai_call_names(messages) if payload.provider in (Provider.OPENAI, Provider.AZURE) else {}
 
 
 def _key(role: str, part: Any) -> str:
@@ -293,7 +306,7 @@ def _tokens(part: Any, origin: int, images: _Images, meter: ItemMeter, rules: Wi
     cost = text + sum(_image_cost(images.find(origin, data), detail, meter, rules) for data, detail in found)
     if rules.anthropic:
         cost += sum(_document_cost(kind, data, meter, rules) for kind, data in reading.documents(part))
-    elif rules.provider_rules and rules.provider == Provider.GEMINI:
+    elif rules.provider == Provider.GEMINI:
         cost += sum(_media_cost(kind, data, meter) for kind, data in reading.media(part))
     return cost
 
@@ -314,7 +327,7 @@ def _document_cost(kind: str, data: str, meter: ItemMeter, rules: WireRules) -> 
 
 def _image_cost(image: Image, detail: str | None, meter: ItemMeter, rules: WireRules) -> int:
     """A stored count or a marker as the meter says; else the provider's rule for the image's size."""
-    if image.tokens is not None or image.data is None or not rules.provider_rules:
+    if image.tokens is not None or image.data is None:
         return meter.image(image)
     size = image_size(image.data)
     if size is None:
