@@ -395,7 +395,7 @@ def test_r_html_3_a_replay_of_over_a_thousand_calls_gives_a_small_page_and_one_w
     fixture = tmp_path / "session.json"
     fixture.write_text(json.dumps(bench_history(1200)), encoding="utf-8")
     out = tmp_path / "session.html"
-    r = ctxkit("report", str(fixture), "-o", str(out), "--replay", "--max-input-tokens", "8000")
+    r = ctxkit("report", str(fixture), "-o", str(out), "--replay", "--max-input-tokens", "8200")
     over = [line for line in r.err.splitlines() if "(R-ASM-9)" in line]
     assert len(over) == 1 and re.search(
         r"; [\d,]+ more calls too, the most [\d,]+ tokens over the window at call", over[0]
