@@ -46,6 +46,9 @@ from ctxkit.errors import ExitStatus
 @click.option("--update", is_flag=True, help="Write snapshots that are missing or differ.")
 @click.option("--prune", is_flag=True, help="Report snapshots no fixture produces; with --update, delete them.")
 @click.option(
+    "--replay", "pin_replay", is_flag=True, help="Also pin each replay's cache summary (x.replay.json, R-LOG-5)."
+)
+@click.option(
     "--provider",
     "providers",
     multiple=True,
@@ -74,6 +77,7 @@ def snapshot(
     snapshots_dir: str,
     update: bool,
     prune: bool,
+    pin_replay: bool,
     providers: tuple[str, ...],
     windows: tuple[int, ...],
     models: tuple[str, ...],
@@ -93,7 +97,13 @@ def snapshot(
         for w in (windows or (None,))
     ]
     report = check(
-        paths, snapshots_dir, update=update, prune=prune, options_list=options_list, loader=lambda path: load(path, kw)
+        paths,
+        snapshots_dir,
+        update=update,
+        prune=prune,
+        options_list=options_list,
+        loader=lambda path: load(path, kw),
+        replay=pin_replay,
     )
     for text in report.warnings:
         warn(text)

@@ -148,6 +148,21 @@ def report(r: Replay, *, first: int = 0, stop: int | None = None) -> dict[str, A
     }
 
 
+def summary(data: dict[str, Any]) -> dict[str, Any]:
+    """What a replay snapshot pins (R-LOG-5): per call its label, prompt and cached tokens, cause and
+    limit, and the token totals; no costs, which follow the price data rather than the change."""
+    t = data["totals"]
+    return {
+        "calls": [
+            {k: c[k] for k in ("label", "prompt_tokens", "cached_tokens", "cause", "limit")} for c in data["calls"]
+        ],
+        "totals": {
+            **{k: t[k] for k in ("calls", "prompt_tokens", "cached_tokens", "cache_write_tokens", "hit_rate")},
+            "causes": [{k: c[k] for k in ("cause", "calls", "lost_tokens")} for c in t["causes"]],
+        },
+    }
+
+
 def _usd(value: float | None) -> str:
     return "n/a" if value is None else f"${value:.6f}"
 

@@ -22,7 +22,8 @@ FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
 SNAPSHOT_SUFFIX = ".json"  # every snapshot file, for the CLI and the pytest plugin alike
 SNAPSHOTS_DIRNAME = "__snapshots__"  # skipped when folders are expanded (syrupy's name)
 _FIXTURE_GLOBS = ", ".join(f"*{s}" for s in FIXTURE_SUFFIXES)
-_OPTION_PART = re.compile(r"^(?:max\d+|" + "|".join(re.escape(str(p)) for p in Provider) + ")$")
+REPLAY_PART = "replay"  # `x.replay.json`: the pinned replay summary (R-LOG-5), an option variant too
+_OPTION_PART = re.compile(r"^(?:max\d+|" + REPLAY_PART + "|" + "|".join(re.escape(str(p)) for p in Provider) + ")$")
 
 
 def snapshot_name(
@@ -31,8 +32,10 @@ def snapshot_name(
     max_input_tokens: int | None = None,
     *,
     key: str | None = None,
+    replay: bool = False,
 ) -> str:
-    """`plain_chat.json`, `plain_chat.anthropic.json`, `replay/summary.anthropic.max8000.json`.
+    """`plain_chat.json`, `plain_chat.anthropic.json`, `replay/summary.anthropic.max8000.json`;
+    with `replay`, the replay summary's `plain_chat.replay.json` (R-LOG-5).
 
     `key` is the fixture's name below its folder (`expand_named`); without it, the stem."""
     parts = [key if key is not None else Path(fixture_path).stem]
@@ -40,14 +43,26 @@ def snapshot_name(
         parts.append(str(provider))
     if max_input_tokens is not None:
         parts.append(f"max{max_input_tokens}")
+    if replay:
+        parts.append(REPLAY_PART)
     return ".".join(parts) + SNAPSHOT_SUFFIX
 
 
 def is_option_variant(name: str) -> bool:
-    """Whether a snapshot file name carries an option set (`x.anthropic.json`, `x.max8000.json`):
-    `ctxkit snapshot --provider/--max-input-tokens` writes those, the `--ctxkit-fixtures` items never."""
+    """Whether a snapshot file name carries an option set (`x.anthropic.json`, `x.max8000.json`) or
+    is a replay summary (`x.replay.json`): `ctxkit snapshot --provider/--max-input-tokens/--replay`
+    writes those, the `--ctxkit-fixtures` items never (with `--ctxkit-replay`: the replay ones)."""
     parts = Path(name).name.removesuffix(SNAPSHOT_SUFFIX).split(".")
     return len(parts) > 1 and _OPTION_PART.match(parts[-1]) is not None
+
+
+def is_fixture_item_name(name: str, *, replay: bool = False) -> bool:
+    """Whether a `--ctxkit-fixtures` item writes this snapshot file: `x.json`, and with `replay`
+    (`--ctxkit-replay`) also `x.replay.json`; never the other option variants."""
+    base = Path(name).name.removesuffix(SNAPSHOT_SUFFIX)
+    if replay and base.endswith("." + REPLAY_PART):
+        base = base.removesuffix("." + REPLAY_PART)
+    return not is_option_variant(base + SNAPSHOT_SUFFIX)
 
 
 def snapshot_files_under(folder: Path) -> Iterator[Path]:

@@ -42,6 +42,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="Where those snapshots live (default: DIR/__snapshots__).",
     )
+    group.addoption(
+        "--ctxkit-replay",
+        action="store_true",
+        help="Also pin each fixture's replay summary (x.replay.json, as `ctxkit snapshot --replay`).",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -95,16 +100,20 @@ def _fixture_items(session: pytest.Session, root: Path, store: Path, owners: dic
     (`fixtures/replay/summary.yaml` → `<store>/replay/summary.json`), as `ctxkit snapshot` names it."""
     from ctxkit.snapshots.names import expand_named, snapshot_name
 
+    pins = (False, True) if session.config.getoption("ctxkit_replay") else (False,)
     for text, key in expand_named([str(root)], exclude=[store]):
         path = Path(text)
         file = FixtureFile.from_parent(session, path=path)
-        location = store / snapshot_name(path, key=key)
-        clash = owners.setdefault(location, path)
-        item = FixtureItem.from_parent(
-            file, name=path.stem, snapshot_path=location, store=store, clash=None if clash == path else clash
-        )
-        session.ihook.pytest_collectreport(report=pytest.CollectReport(file.nodeid, "passed", None, [item]))
-        yield item
+        for replay in pins:  # R-LOG-5: the replay summary is an item of its own
+            location = store / snapshot_name(path, key=key, replay=replay)
+            clash = owners.setdefault(location, path)
+            name = path.stem + (".replay" if replay else "")
+            item = FixtureItem.from_parent(
+                file, name=name, snapshot_path=location, store=store, clash=None if clash == path else clash
+            )
+            item.replay = replay
+            session.ihook.pytest_collectreport(report=pytest.CollectReport(file.nodeid, "passed", None, [item]))
+            yield item
 
 
 class FixtureFile(pytest.File):
@@ -131,6 +140,7 @@ class FixtureItem(pytest.Item):
         self.snapshot_path = snapshot_path
         self.store = store  # the snapshots folder: discovery looks at all of it
         self.clash = clash
+        self.replay = False  # the replay summary (`x.replay.json`) rather than payload + budget
         self.obj = _fixture_snapshot
 
     def runtest(self) -> None:
@@ -155,7 +165,7 @@ class FixtureItem(pytest.Item):
             update_new_snapshots_only=opt.update_new_snapshots_only,
         )
         try:
-            text = _assembled(self.path, python_options())
+            text = _assembled(self.path, python_options(), replay=self.replay)
         except InputError as exc:
             pytest.fail("\n".join(exc.lines()), pytrace=False)
         _compare(self, assertion, text, self.nodeid.partition("::")[0])  # fails in pytest_runtest_call
@@ -209,36 +219,47 @@ def ctxkit_snapshot(request: pytest.FixtureRequest) -> Callable[..., None]:
     assertion = _syrupy_snapshot(request, "the ctxkit_snapshot fixture").use_extension(_extension(EXTENSIONS[0]))
     root = request.config.rootpath
 
-    def check(fixture: str | Path, *, provider: str | None = None, max_input_tokens: int | None = None) -> None:
+    def check(
+        fixture: str | Path, *, provider: str | None = None, max_input_tokens: int | None = None, replay: bool = False
+    ) -> None:
         from ctxkit.loading.config import python_options
         from ctxkit.snapshots.names import SNAPSHOT_SUFFIX, snapshot_name
 
-        label = f"{fixture}" + "".join(
-            f" {k}={v!r}" for k, v in (("provider", provider), ("max_input_tokens", max_input_tokens)) if v is not None
+        label = (
+            f"{fixture}"
+            + "".join(
+                f" {k}={v!r}"
+                for k, v in (("provider", provider), ("max_input_tokens", max_input_tokens))
+                if v is not None
+            )
+            + (" replay=True" if replay else "")
         )
         try:
             options = python_options(provider=provider, max_input_tokens=max_input_tokens)
             path = Path(fixture) if Path(fixture).is_absolute() else root / fixture
-            text = _assembled(path, options)
+            text = _assembled(path, options, replay=replay)
         except InputError as exc:
             _note(request.node, f"{label}: not compared: " + "\n".join(exc.lines()))
             return
-        name = snapshot_name(path, options.provider, options.max_input_tokens).removesuffix(SNAPSHOT_SUFFIX)
+        name = snapshot_name(path, options.provider, options.max_input_tokens, replay=replay)
+        name = name.removesuffix(SNAPSHOT_SUFFIX)
         _compare(request.node, assertion(name=name), text, label)
 
     return check
 
 
-def _assembled(path: Path, options: Any) -> str:
-    """The snapshot text; bad input is an InputError naming the fixture as the command line would."""
+def _assembled(path: Path, options: Any, *, replay: bool = False) -> str:
+    """The snapshot text (with `replay`, the replay summary's, R-LOG-5); bad input is an
+    InputError naming the fixture as the command line would."""
     from ctxkit.loading.read import load_fixture
+    from ctxkit.snapshots.replays import replay_text
     from ctxkit.snapshots.store import snapshot_text
 
     try:
         shown = os.path.relpath(path)
     except ValueError:  # another drive (Windows)
         shown = str(path)
-    return snapshot_text(load_fixture(shown), options)[0]
+    return (replay_text if replay else snapshot_text)(load_fixture(shown), options)[0]
 
 
 _MISMATCHES = pytest.StashKey[list[str]]()
@@ -321,7 +342,7 @@ def _build_extensions() -> tuple[type, type]:
     from syrupy.data import SnapshotCollections
     from syrupy.extensions.json import JSONSnapshotExtension
 
-    from ctxkit.snapshots.names import is_option_variant
+    from ctxkit.snapshots.names import is_fixture_item_name
     from ctxkit.snapshots.store import check_target, render, snapshot_files, unified_diff, write_snapshot
 
     class PayloadSnapshotExtension(JSONSnapshotExtension):
@@ -382,12 +403,14 @@ def _build_extensions() -> tuple[type, type]:
 
         def discover_snapshots(self, *, test_location: Any, ignore_extensions: list[str] | None = None) -> Any:
             """The snapshots these items own: marked files anywhere in the snapshots folder, except
-            the option variants (`x.anthropic.json`, `x.max8000.json`) that only `ctxkit snapshot`
-            writes; syrupy reports (and with --snapshot-update deletes) the unused ones."""
+            the option variants (`x.anthropic.json`, `x.max8000.json`, `x.replay.json` without
+            --ctxkit-replay) that only `ctxkit snapshot` writes; syrupy reports (and with
+            --snapshot-update deletes) the unused ones."""
             found = SnapshotCollections()
             if isinstance(test_location.item, FixtureItem):
+                replay = bool(test_location.item.config.getoption("ctxkit_replay"))
                 for path in snapshot_files(test_location.item.store):
-                    if not is_option_variant(path.name):
+                    if is_fixture_item_name(path.name, replay=replay):
                         found.add(self.read_snapshot_collection(snapshot_location=str(path)))
             return found
 

@@ -105,8 +105,8 @@ class SnapshotReport:
 # --- naming and rendering ------------------------------------------------------
 
 
-def options_name(fixture_path: str | Path, options: Options, key: str | None = None) -> str:
-    return snapshot_name(fixture_path, options.provider, options.max_input_tokens, key=key)
+def options_name(fixture_path: str | Path, options: Options, key: str | None = None, replay: bool = False) -> str:
+    return snapshot_name(fixture_path, options.provider, options.max_input_tokens, key=key, replay=replay)
 
 
 def snapshot_document(result: Result) -> dict[str, Any]:
@@ -247,6 +247,7 @@ def check(
     prune: bool = False,
     options_list: Sequence[Options] = (),
     loader: Loader | None = None,
+    replay: bool = False,
 ) -> SnapshotReport:
     """Compare every fixture × option set with its stored snapshot; write with `update`.
 
@@ -255,13 +256,15 @@ def check(
     half-updated snapshot folder, and no file ctxkit did not write as a snapshot
     (a fixture, a note) is overwritten. `prune` reports (with `update`: deletes)
     snapshot files no current job produces; only marked files are considered.
+    `replay` pins each replay's cache summary too (`x.replay.json`, R-LOG-5).
     """
     folder = Path(snapshots_dir)
     paths = list(paths)
     check_folders(str(snapshots_dir), folder.resolve(), [(Path(p).resolve(), p) for p in paths if Path(p).is_dir()])
     named = expand_named(paths, exclude=[folder])
     fixtures = [fixture for fixture, _ in named]
-    jobs, warnings = _assemble_all(named, list(dict.fromkeys(options_list)) or [Options()], loader or _default_loader)
+    options_list = list(dict.fromkeys(options_list)) or [Options()]
+    jobs, warnings = _assemble_all(named, options_list, loader or _default_loader, replay)
     problems = [p for job in jobs if (p := check_target(folder / job.name, fixtures=fixtures, update=update))]
     if problems:
         raise InputError(problems)
@@ -269,7 +272,7 @@ def check(
     if prune:
         produced = {job.name for job in jobs}
         outcomes.extend(_prune(folder, produced, update))
-    return SnapshotReport(tuple(outcomes), tuple(warnings))
+    return SnapshotReport(tuple(outcomes), tuple(dict.fromkeys(warnings)))
 
 
 def _default_loader(path: str) -> Fixture:
@@ -279,8 +282,10 @@ def _default_loader(path: str) -> Fixture:
 
 
 def _assemble_all(
-    fixtures: Sequence[tuple[str, str]], options_list: Sequence[Options], loader: Loader
+    fixtures: Sequence[tuple[str, str]], options_list: Sequence[Options], loader: Loader, replay: bool = False
 ) -> tuple[list[_Job], list[str]]:
+    from ctxkit.snapshots.replays import replay_text
+
     jobs: list[_Job] = []
     warnings: list[str] = []
     problems: list[Problem] = []
@@ -291,15 +296,15 @@ def _assemble_all(
         except InputError as exc:
             problems.extend(exc.problems)
             continue
-        for options in options_list:
-            name = options_name(path, options, key)
+        for options, pin in ((o, r) for o in options_list for r in (False, True)[: 1 + replay]):
+            name = options_name(path, options, key, pin)
             if owners.setdefault(name, path) != path:
                 problems.append(
                     Problem(path, "", f"produces the same snapshot name {name!r} as {owners[name]}; rename one of them")
                 )
                 continue
             try:
-                text, run_warnings = snapshot_text(fixture, options)
+                text, run_warnings = (replay_text if pin else snapshot_text)(fixture, options)
                 text.encode("utf-8")
             except InputError as exc:
                 problems.extend(exc.problems)
