@@ -386,3 +386,23 @@ def test_r_log_2_openai_prompt_cache_retention_is_the_retention(tmp_path: Path) 
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
     rows = json.loads(ctxkit("replay", str(path), "--format", "json").out)["calls"]
     assert rows[1]["cause"] == "append" and rows[1]["cached_tokens"] >= 1024
+
+
+@pytest.mark.parametrize("name", ["bodies.json", "anthropic.jsonl"])
+def test_r_log_2_a_logged_call_counts_as_its_body_does(name: str) -> None:
+    """R-RPL-4 on a body as sent: the log replay's prompt equals `wire_tokens` of the same body,
+    reply priming included (none for Gemini, none after an Anthropic prefill)."""
+    from ctxkit.loading.traffic import read_log
+    from ctxkit.translate.items import wire_tokens
+    from ctxkit.translate.sent import body_meter, body_payload
+
+    path = LOGS / name
+    log = read_log(str(path), path.read_text(encoding="utf-8"))
+    records = {r.source_index: r for r in log.records}
+    replayed = calls(name)
+    assert replayed and len(replayed) == len(records)
+    for call in replayed:
+        record = records[call["source_index"]]
+        payload = body_payload(record.provider, record.body, record.model)
+        meter = body_meter(record.provider, record.model)
+        assert call["prompt_tokens"] == wire_tokens(payload, meter=meter), call["source_index"]

@@ -156,7 +156,7 @@ class _Run:
                 return None
             what = f"not a {provider} {record.endpoint} request body ({type(exc).__name__}: {exc})"
             raise InputError(Problem(record.where, "", f"{what} (--skip-bad skips such records)")) from None
-        prompt = prompt_tokens(body.items)
+        prompt = prompt_tokens(body.items, body.priming)
         group = self._group(provider, record.model)
         keys = tuple(item.key for item in body.items)
         # What the previous call stored lives as long as that call asked (R-LOG-2): its retention.

@@ -27,7 +27,7 @@ from typing import Any
 
 from ctxkit.counting.measure import dumps_args
 from ctxkit.loading.domain import Provider
-from ctxkit.translate.items import Item, ItemMemo, ItemMeter, canonical, prompt_items
+from ctxkit.translate.items import Item, ItemMemo, ItemMeter, canonical, priming_tokens, prompt_items
 from ctxkit.translate.sent import body_payload
 
 # Settings that change which cached prefix a request can read, per provider, and from where on:
@@ -46,6 +46,7 @@ class Body:
     kinds: tuple[str, ...]  # per payload message: system | user | assistant | tool | …
     system: str  # the system texts, joined (for `system_date`)
     settings: dict[str, Any]  # the keyed settings this request sent
+    priming: int  # the reply priming the provider adds (R-RPL-4: none for Gemini or after a prefill)
 
 
 def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: ItemMeter, memo: ItemMemo) -> Body:
@@ -62,7 +63,8 @@ def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: Ite
     else:
         normal = _chat(body, shape)
     kind = Provider.OPENAI if endpoint in ("responses", "otel") else provider
-    items = prompt_items(body_payload(kind, normal), meter=meter, memo=memo)
+    payload = body_payload(kind, normal)
+    items = prompt_items(payload, meter=meter, memo=memo)
     names, scope = KEYED_SETTINGS.get(provider, ((), "all"))
     settings = {n: body[n] for n in names if body.get(n) is not None}
     if settings:
@@ -74,7 +76,8 @@ def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: Ite
         )
     if provider == Provider.ANTHROPIC and isinstance(body.get("cache_control"), dict) and items:
         items = (*items[:-1], items[-1]._replace(breakpoint=True))  # automatic caching: the last block
-    return Body(items, tuple(shape.pointers), tuple(shape.kinds), "\n".join(shape.system), settings)
+    priming = priming_tokens(payload, meter=meter)
+    return Body(items, tuple(shape.pointers), tuple(shape.kinds), "\n".join(shape.system), settings, priming)
 
 
 class _Shape:
