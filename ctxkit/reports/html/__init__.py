@@ -105,13 +105,27 @@ def environment() -> Any:
     return env
 
 
+def frame(*, version: str, blocks: tuple[str, ...] = ()) -> dict[str, Any]:
+    """What every page's template gets around its content: the version, the styles, our one script,
+    the fill patterns, and a CSP that allows exactly that script and the inline data `blocks`."""
+    from markupsafe import Markup
+
+    script = _asset("report.js")
+    return {
+        "version": version,
+        "csp": Markup(csp([*blocks, script])),  # our hashes: no markup
+        "css": Markup(_asset("report.css")),
+        "script": Markup(script),
+        "pats": [(name, colour, Markup(marks)) for name, colour, marks in PATTERNS],
+    }
+
+
 def render(view: View, *, version: str, calls: CallsView | None = None) -> str:
     """The page for one fixture: header, seat map, budget, explain, payload; `calls`: the replay."""
     from markupsafe import Markup
 
     from ctxkit.reports.html import seatmap
 
-    script = _asset("report.js")
     smap = None
     zoom: tuple[tuple[seatmap.Drawn, ...], float] = ((), 1.0)
     if view.budget is not None:
@@ -129,11 +143,7 @@ def render(view: View, *, version: str, calls: CallsView | None = None) -> str:
         .get_template("report.html.j2")
         .render(
             v=view,
-            version=version,
-            csp=Markup(csp([calls.data_block, script] if calls else [script])),  # our hashes: no markup
-            css=Markup(_asset("report.css")),
-            script=Markup(script),
-            pats=[(name, colour, Markup(marks)) for name, colour, marks in PATTERNS],
+            **frame(version=version, blocks=(calls.data_block,) if calls else ()),
             segments=[str(s) for s in Segment],
             left_legend=[(name, text) for name, text in LEFT_LEGEND],
             smap=smap,

@@ -35,13 +35,10 @@ def log_title(c: dict[str, Any]) -> str:
 
 
 def render(data: dict[str, Any], *, version: str, warnings: list[str]) -> str:
-    from markupsafe import Markup
-
-    from ctxkit.reports.html import PATTERNS, _asset, csp, environment
+    from ctxkit.reports.html import environment, frame
 
     cv: CallsView = build(data, None, title=log_title)
     reported = _reported_marks(cv)
-    script = _asset("report.js")
     page: str = (
         environment()
         .get_template("log.html.j2")
@@ -50,11 +47,7 @@ def render(data: dict[str, Any], *, version: str, warnings: list[str]) -> str:
             cv=cv,
             reported=reported,
             warnings=warnings,
-            version=version,
-            csp=Markup(csp([script])),
-            css=Markup(_asset("report.css")),
-            script=Markup(script),
-            pats=[(name, colour, Markup(marks)) for name, colour, marks in PATTERNS],
+            **frame(version=version),
         )
     )
     return page
