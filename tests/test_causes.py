@@ -20,9 +20,9 @@ from .test_replay import rows
 REPLAY = FIXTURES / "replay"
 
 
-def _views(name: str) -> list[tuple[breaks.View, breaks.Dropped]]:
+def _views(name: str) -> list[tuple[breaks.MappedCall, breaks.Dropped]]:
     fixture = load_fixture(str(REPLAY / name))
-    out: list[tuple[breaks.View, breaks.Dropped]] = []
+    out: list[tuple[breaks.MappedCall, breaks.Dropped]] = []
 
     def keep(index: int, call: Any, result: Any) -> None:
         items = prompt_items(result.payload, meter=result.assembly.meter)

@@ -208,7 +208,7 @@ def test_r_html_2_every_gallery_fixture_gives_a_page(path, tmp_path):
         assert sum(1 for t, a in p.tags if t == "details" and a.get("class") == "msg") == len(window)
 
 
-def _view(path: Path) -> view.View:
+def _view(path: Path) -> view.PageView:
     from ctxkit.pipeline import run
 
     return view.build(run(load_fixture(str(path))), warnings=[])
@@ -284,7 +284,7 @@ def test_r_html_2_blocks_agree_with_explain(path):
     for m, b in zip(result.payload.prepared.messages, view.payload_blocks(result), strict=True):
         row = rows[m.key]
         assert (b.ident, b.kind, b.fate, b.rule, b.notes) == (row.id, row.kind, str(row.fate), row.rule, row.notes)
-        assert b.parts[0] == view.Part(str(row.segment), row.tokens)
+        assert b.parts[0] == view.SegmentShare(str(row.segment), row.tokens)
 
 
 REPLAY = FIXTURES / "replay" / "long_session.yaml"

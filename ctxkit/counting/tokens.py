@@ -1,4 +1,4 @@
-"""Token counting: a tokenizer name → a `Counter`; a text → its token count (R-FIX-3).
+"""Token counting: a tokenizer name → a `TokenCounter`; a text → its token count (R-FIX-3).
 
 `approx` is exact arithmetic: 0 for "", else `max(1, len(text) // 4)` in code points.
 `cl100k_base` / `o200k_base` use tiktoken, fed offline with rank files whose sha256
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ctxkit.counting.bpe import PlainBPE
 
 
-class Counter(Protocol):
+class TokenCounter(Protocol):
     name: str
 
     def count(self, text: str) -> int: ...
@@ -301,10 +301,10 @@ class _Tiktoken:
         return len(self._encoding.encode_ordinary(text))
 
 
-_COUNTERS: dict[str, Counter] = {}
+_COUNTERS: dict[str, TokenCounter] = {}
 
 
-def get_counter(name: str) -> Counter:
+def get_counter(name: str) -> TokenCounter:
     """The (cached) counter for a tokenizer name; loads nothing itself."""
     counter = _COUNTERS.get(name)
     if counter is None:

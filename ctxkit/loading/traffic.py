@@ -2,7 +2,7 @@
 
 Input: a file's bytes (gzip accepted transparently) and an optional format
 (`jsonl`, `cassette`, `otel`; else recognised by content). Output: `Log` — one
-`Record` per model call (request body as sent, time, provider, endpoint, model,
+`TrafficRecord` per model call (request body as sent, time, provider, endpoint, model,
 session, the provider's usage object) in file order, what was skipped (other
 endpoints, counted by name) and, with `skip_bad`, how many records could not be
 read. A record that cannot be read is one located `InputError` otherwise.
@@ -46,7 +46,7 @@ NORMALISED = "otel"  # the endpoint of a call read from OpenTelemetry attributes
 
 
 @dataclass(frozen=True, slots=True)
-class Record:
+class TrafficRecord:
     """One model call as it was sent."""
 
     source_index: int  # the record's 0-based position in the log (skipped ones count too)
@@ -64,7 +64,7 @@ class Record:
 class Log:
     source: str
     format: str
-    records: tuple[Record, ...]
+    records: tuple[TrafficRecord, ...]
     skipped: dict[str, int] = field(default_factory=dict)  # endpoint → records not replayed
     bad: int = 0  # records that could not be read (with skip_bad)
 
@@ -151,7 +151,7 @@ def read_log(source: str, text: str, *, log_format: str | None = None, skip_bad:
         raws = otel_records(source, text)
     else:
         raws = _json_records(source, text)
-    records: list[Record] = []
+    records: list[TrafficRecord] = []
     skipped: Counter[str] = Counter()
     bad = 0
     for index, raw in enumerate(raws):
@@ -191,7 +191,7 @@ def _json_records(source: str, text: str) -> Iterator[Raw]:
             yield Raw(f"{source}:{n}", None, f"not a JSON value: {exc}")
 
 
-def record(doc: Any, index: int, where: str) -> Record | str:
+def record(doc: Any, index: int, where: str) -> TrafficRecord | str:
     """A checked record, or the endpoint's name when the call is not one replay reads (skipped)."""
     if not isinstance(doc, dict):
         raise BadRecord(f"expected a record or a request body (an object), got {kind_of(doc)}")
@@ -217,7 +217,7 @@ def record(doc: Any, index: int, where: str) -> Record | str:
     model = _text(fields, "model") or body.get("model")
     if not isinstance(model, str) or not model:
         model = "unknown"
-    return Record(
+    return TrafficRecord(
         source_index=index,
         where=where,
         at=_at(fields.get("at")),

@@ -1,6 +1,6 @@
 """The break and its cause (R-RPL-6): where a call stops matching its best candidate, and why.
 
-Input: the two calls' `View`s (items mapped back to their working messages), what this call dropped
+Input: the two calls' `MappedCall`s (items mapped back to their working messages), what this call dropped
 and capped, and the stored tree's ancestry. Output: `Break` — the item, both sides, the cause from
 the closed list with the rule behind it, and the tokens already paid for that could not be reused.
 """
@@ -80,7 +80,7 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
-class View:
+class MappedCall:
     """This call as the break needs it: its items mapped back to their working messages.
 
     Only the item at the break is ever mapped back, so a view keeps the assembled list as it is
@@ -121,13 +121,13 @@ class View:
         if start >= n:
             return None
         found = array("i", (sides.of(self, k) for k in range(start, n)))
-        call = Call(self.user, sides.text(self.system), self.date, self.model, self.settings)
+        call = CallContext(self.user, sides.text(self.system), self.date, self.model, self.settings)
         if 2 * (n - start) > n:  # most of it: the keys the trie holds too, shared
             return Earlier(start, n, self.keys, start, found, sides.table, call)
         return Earlier(start, n, self.keys[start:], 0, found, sides.table, call)
 
 
-class Call(NamedTuple):
+class CallContext(NamedTuple):
     """What a break reads of an earlier call besides its items."""
 
     user: str
@@ -150,7 +150,7 @@ class Sides:
         """One string object for equal texts (the system prompt, equal on most calls)."""
         return None if text is None else self._texts.setdefault(text, text)
 
-    def of(self, view: View, n: int) -> int:
+    def of(self, view: MappedCall, n: int) -> int:
         item = view.items[n]
         position = item.source
         w = view.messages[position] if position is not None and position < len(view.messages) else None
@@ -187,7 +187,7 @@ class Earlier:
         offset: int,
         sides: array[int],
         table: list[tuple[int, str | None, bool, Source | None]],
-        call: Call,
+        call: CallContext,
     ) -> None:
         self.start, self.length = start, length
         self.keys, self._offset = keys, offset  # item n's key is keys[n - start + offset]
@@ -251,7 +251,7 @@ class Earlier:
         return Earlier(start, self.length, keys, offset, numbers, self._table, self._call)
 
 
-Candidate = View | Earlier
+Candidate = MappedCall | Earlier
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +282,7 @@ class Break:
         return {"item": self.item, "this": self.this, "candidate": self.candidate}
 
 
-def view(result: Result, items: tuple[Item, ...], keys: Keys, user: str) -> tuple[View, Dropped]:
+def view(result: Result, items: tuple[Item, ...], keys: Keys, user: str) -> tuple[MappedCall, Dropped]:
     from ctxkit.assembly.system import format_date
 
     a = result.assembly
@@ -300,7 +300,7 @@ def view(result: Result, items: tuple[Item, ...], keys: Keys, user: str) -> tupl
     keyed = KEYED_SETTINGS.get(result.payload.provider, ((), ""))[0]
     body = result.payload.body
     settings = tuple((n, canonical(body[n])) for n in keyed if body.get(n) is not None)
-    here = View(items, keys, a.messages, segment_of, user, system, date, a.eff.model, settings)
+    here = MappedCall(items, keys, a.messages, segment_of, user, system, date, a.eff.model, settings)
     return here, Dropped(a.fates, capped)
 
 
@@ -348,7 +348,7 @@ def _side(v: Candidate, n: int, item: Item | None) -> dict[str, Any] | None:
 
 
 def find(
-    this: View, dropped: Dropped, cand: Candidate | None, common: int, *, expired: bool, ancestry: Ancestry
+    this: MappedCall, dropped: Dropped, cand: Candidate | None, common: int, *, expired: bool, ancestry: Ancestry
 ) -> Break:
     if cand is None:
         return Break("first_call", CAUSE_RULES["first_call"], None, None, None, 0)
@@ -389,7 +389,7 @@ def _lost(mine: Sequence[Item], theirs: Keys, keys: Keys | None = None) -> int:
     return lost
 
 
-def _cause(this: View, dropped: Dropped, cand: Candidate, common: int, ancestry: Ancestry) -> tuple[str, str]:
+def _cause(this: MappedCall, dropped: Dropped, cand: Candidate, common: int, ancestry: Ancestry) -> tuple[str, str]:
     mine, theirs = this.item(common), cand.item(common)
 
     def found(cause: str, rule: str | None = None) -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """The calls of a conversation (R-RPL-1), their summaries (R-RPL-2) and clocks (R-RPL-3).
 
-Input: a loaded fixture and the command-line options. Output: `Call`s in replay order, each a
+Input: a loaded fixture and the command-line options. Output: `ReplayCall`s in replay order, each a
 derived fixture (branch ending at its user message, its in-flight loop, its summaries and clock)
 that the ordinary pipeline assembles; the last one is the fixture itself (unless `--compress-as`
 added a simulated summary). Also the warnings about times that go backwards.
@@ -32,7 +32,7 @@ Output = tuple[ToolCall, ...] | StoredMessage | InFlightMessage | None  # what t
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class ReplayCall:
     user: StoredMessage  # the user message it answers
     step: int  # t: how many tool turns of this answer came before it
     on_branch: bool
@@ -110,7 +110,7 @@ class Planner:
         in_flight = sum(1 for m in self.fixture.in_flight if m.role == "assistant")
         return sum(1 + (in_flight if asked is Asked.LAST else _turns(answer)) for _, answer, asked in self.questions())
 
-    def calls(self) -> Iterator[Call]:
+    def calls(self) -> Iterator[ReplayCall]:
         for u, answer, asked in self.questions():
             if asked is Asked.EDITED:
                 yield from self._stored(u, answer, on_branch=False)
@@ -141,7 +141,7 @@ class Planner:
         nxt = self.path[i] if i < len(self.path) else None
         return nxt if nxt is not None and nxt.role is Role.ASSISTANT else None
 
-    def _stored(self, user: StoredMessage, answer: StoredMessage | None, *, on_branch: bool) -> Iterator[Call]:
+    def _stored(self, user: StoredMessage, answer: StoredMessage | None, *, on_branch: bool) -> Iterator[ReplayCall]:
         """(U, 0) and one call after each tool turn of the stored answer (R-RPL-1)."""
         calls = answer.tool_calls if answer is not None else ()
         turns = sorted({c.turn for c in calls})
@@ -155,7 +155,7 @@ class Planner:
             loop.extend(InFlightMessage("tool", base + k, c.response or "", (), c.id) for k, c in enumerate(group))
         yield self._derived(user, len(turns), on_branch, tuple(loop), answer)
 
-    def _in_flight(self, user: StoredMessage) -> Iterator[Call]:
+    def _in_flight(self, user: StoredMessage) -> Iterator[ReplayCall]:
         """The last question: (U, 0), one call after each in-flight answer and its results, the fixture's call."""
         loop = self.fixture.in_flight
         starts = [i for i, m in enumerate(loop) if m.role == "assistant"]
@@ -165,11 +165,11 @@ class Planner:
         if self.synthetic:
             fixture = replace(fixture, messages=fixture.messages + tuple(self.synthetic))
         summary = tree.select(fixture, self.options.leaf or fixture.leaf).summary
-        yield Call(user, len(starts), True, True, fixture, self.options, self.now, None, summary)
+        yield ReplayCall(user, len(starts), True, True, fixture, self.options, self.now, None, summary)
 
     def _derived(
         self, user: StoredMessage, step: int, on_branch: bool, loop: tuple[InFlightMessage, ...], output: Output
-    ) -> Call:
+    ) -> ReplayCall:
         """A fixture whose branch ends at `user`, with `loop` in flight and the summaries of its time."""
         messages = self._base
         if user.id in self.hanging:  # a summary written after this turn does not apply yet
@@ -179,7 +179,7 @@ class Planner:
         clock = _last_at(loop) or self._last_live_at(branch.live) or self.now  # R-RPL-3: the last dated message sent
         fixture = replace(fixture, now=clock)
         options = replace(self.options, leaf=None, now=None)
-        return Call(user, step, on_branch, False, fixture, options, clock, output, branch.summary)
+        return ReplayCall(user, step, on_branch, False, fixture, options, clock, output, branch.summary)
 
     def _last_live_at(self, live: tuple[StoredMessage, ...]) -> datetime | None:
         """`_last_at(live)` without walking back over a long undated history on every call.
@@ -210,7 +210,7 @@ class Planner:
 
     # --- compression in time (R-RPL-2) ---------------------------------------------------
 
-    def _compression(self, user: StoredMessage, answer: StoredMessage | None, last: Call) -> bool:
+    def _compression(self, user: StoredMessage, answer: StoredMessage | None, last: ReplayCall) -> bool:
         """R-CMP-1 on the branch up to U's answer; with --compress-as, a simulated summary node."""
         from ctxkit.compression.compress import plan as compression_plan
 

@@ -22,7 +22,7 @@ from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
 from ctxkit.pipeline import WarningKind, run
 from ctxkit.replay import breaks, cache
-from ctxkit.replay.calls import Call, Output, Planner
+from ctxkit.replay.calls import Output, Planner, ReplayCall
 from ctxkit.replay.cost import Pricer
 from ctxkit.replay.warned import Warned
 from ctxkit.translate.items import ItemMemo, priming_tokens, prompt_items, prompt_tokens
@@ -68,7 +68,7 @@ class Replay:
     warnings: tuple[str, ...]
 
 
-OnCall = Callable[[int, Call, "Result"], None]
+OnCall = Callable[[int, ReplayCall, "Result"], None]
 
 
 def replay(
@@ -145,7 +145,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         views[index] = view  # kept whole for the next call (an expired one reads it from item 0)
         for earlier, depth in prompt_cache.overtaken.items():  # only their ends can still be a break
             _trim(views, earlier, depth, sides)
-        if isinstance(views.get(index - 1), breaks.View):
+        if isinstance(views.get(index - 1), breaks.MappedCall):
             _trim(views, index - 1, 0, sides)
         oldest = min(prompt_cache.keep_from, index)
         while (first := next(iter(views))) < oldest:  # in call order: drop from the front

@@ -48,7 +48,9 @@ _WHEN = re.compile(
 
 
 @dataclass(frozen=True, slots=True)
-class View:
+class KeyedBody:
+    """A logged call as the break finder reads it: its body and each prompt item's key."""
+
     body: Body
     keys: tuple[str, ...]
 
@@ -69,7 +71,7 @@ def first(switched: bool) -> Break:
     return Break(cause, CAUSE_RULES[cause], None, None, None, 0)
 
 
-def find(this: View, cand: View | None, common: int, *, expired: bool) -> Break:
+def find(this: KeyedBody, cand: KeyedBody | None, common: int, *, expired: bool) -> Break:
     if cand is None:
         return first(False)
     if expired:
@@ -97,7 +99,7 @@ def find(this: View, cand: View | None, common: int, *, expired: bool) -> Break:
     return _break(cause, common, this.side(mine), cand.side(theirs), lost)
 
 
-def _cause(this: View, cand: View, common: int, mine: Item, theirs: Item) -> str:
+def _cause(this: KeyedBody, cand: KeyedBody, common: int, mine: Item, theirs: Item) -> str:
     kinds = (this.kind(mine), cand.kind(theirs))
     if "tools" in kinds:
         return "tools"

@@ -19,7 +19,7 @@ from ctxkit.counting.measure import Meter, shared_counts
 from ctxkit.counting.reported import Reported, reported_usage
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading.domain import CacheRules
-from ctxkit.loading.traffic import Log, Record
+from ctxkit.loading.traffic import Log, TrafficRecord
 from ctxkit.replay import cache, logbreaks
 from ctxkit.replay.breaks import Break
 from ctxkit.replay.cache import Cache, Rules
@@ -78,10 +78,10 @@ class _Group:
     ever: Cache  # every earlier call, no TTL and no minimum: what any call could have warmed
     retention: int = 0  # seconds the previous call's cache entries live (its own TTL request)
     indices: list[int] = field(default_factory=list)  # local → global call index
-    views: dict[int, logbreaks.View] = field(default_factory=dict)  # local index → view, within the TTL
+    views: dict[int, logbreaks.KeyedBody] = field(default_factory=dict)  # local index → view, within the TTL
 
 
-OnLogCall = Callable[[int, Record, Body], None]
+OnLogCall = Callable[[int, TrafficRecord, Body], None]
 
 
 def replay_log(
@@ -145,7 +145,7 @@ class _Run:
             warnings.append(f"skipped {self.bad} record(s) that could not be read (--skip-bad)")
         return LogReplay(self.log.source, self.log.format, tuple(calls), tuple(warnings), self.log.skipped, self.bad)
 
-    def _call(self, index: int, record: Record) -> LogCall | None:
+    def _call(self, index: int, record: TrafficRecord) -> LogCall | None:
         provider = self.provider or record.provider
         meter = self._meter(provider, record.model)
         try:
@@ -165,7 +165,7 @@ class _Run:
         group.retention = retention(record.body, group.rules.ttl_seconds)
         ever = group.ever.add(body.items, record.at, keys)
         local = len(group.indices)
-        view = logbreaks.View(body, keys)
+        view = logbreaks.KeyedBody(body, keys)
         session_before = self.last_of_session.get(record.session)
         if not group.indices:
             switched = session_before is not None and session_before != (provider, record.model)
@@ -216,7 +216,7 @@ class _Run:
             ),
         )
 
-    def _reported(self, record: Record, provider: str) -> Reported | None:
+    def _reported(self, record: TrafficRecord, provider: str) -> Reported | None:
         if record.usage is None:
             return None
         try:
@@ -288,7 +288,7 @@ def output_tokens(usage: dict[str, Any] | None) -> int | None:
     return sum(found) if found else None
 
 
-def _in_time_order(records: tuple[Record, ...]) -> list[Record]:
+def _in_time_order(records: tuple[TrafficRecord, ...]) -> list[TrafficRecord]:
     """By time, ties in file order; an undated record keeps its place after the last dated one before it."""
     keyed = []
     last: datetime | None = None

@@ -19,7 +19,7 @@ from ctxkit.snapshots.store import CLOCK_PROBLEM, MARKER, MARKER_VERSION, error_
 
 if TYPE_CHECKING:
     from ctxkit.pipeline import Result
-    from ctxkit.replay.calls import Call
+    from ctxkit.replay.calls import ReplayCall
 
 
 def replay_text(fixture: Fixture, options: Options) -> tuple[str, list[str]]:
@@ -29,7 +29,7 @@ def replay_text(fixture: Fixture, options: Options) -> tuple[str, list[str]]:
 
     clocked: list[int] = []
 
-    def on_call(index: int, call: Call, result: Result) -> None:
+    def on_call(index: int, call: ReplayCall, result: Result) -> None:
         if result.assembly.clock_dependent and result.assembly.eff.now is None:
             clocked.append(index)
 

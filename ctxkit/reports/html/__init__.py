@@ -1,6 +1,6 @@
 """`report`: one self-contained HTML page per fixture (R-HTML-1…4).
 
-Input: a `view.View` (see `view.build` / `view.failed`). Output: the page as a
+Input: a `view.PageView` (see `view.build` / `view.failed`). Output: the page as a
 string — Jinja2 templates with autoescape on, the stylesheet and script inlined,
 a Content-Security-Policy that allows only the page's own inline script (by
 hash), inline style and `data:` images. Every fixture text reaches the page
@@ -17,7 +17,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from ctxkit.history.working import Segment
-from ctxkit.reports.html.view import View
+from ctxkit.reports.html.view import PageView
 
 if TYPE_CHECKING:
     from ctxkit.reports.html.calls import CallsView
@@ -120,7 +120,7 @@ def frame(*, version: str, blocks: tuple[str, ...] = ()) -> dict[str, Any]:
     }
 
 
-def render(view: View, *, version: str, calls: CallsView | None = None) -> str:
+def render(view: PageView, *, version: str, calls: CallsView | None = None) -> str:
     """The page for one fixture: header, seat map, budget, explain, payload; `calls`: the replay."""
     from markupsafe import Markup
 

@@ -1,7 +1,7 @@
 """What the report page shows, as plain values: a pipeline result → header, blocks, tables.
 
 Input: a `pipeline.Result` (or, for a fixture that fails by rule, the resolved
-settings and the error). Output: `View` — the numbers of `budget` and `explain`
+settings and the error). Output: `PageView` — the numbers of `budget` and `explain`
 and the payload messages, each payload message tied to its explain row(s) so the
 seat map can draw it. Nothing here decides policy: it reads the decision record.
 """
@@ -39,7 +39,7 @@ class Header:
 
 
 @dataclass(frozen=True, slots=True)
-class Part:
+class SegmentShare:
     """The share of one segment in a block (a project image rides on the last user message)."""
 
     segment: str
@@ -55,7 +55,7 @@ class Block:
     tokens: int
     fate: str
     rule: str
-    parts: tuple[Part, ...]
+    parts: tuple[SegmentShare, ...]
     notes: tuple[str, ...] = ()
     count: int = 1  # > 1: a run of left-out messages drawn as one block
     last_ident: str | None = None
@@ -120,7 +120,7 @@ class Fold:
 
 
 @dataclass(frozen=True, slots=True)
-class View:
+class PageView:
     header: Header
     budget: dict[str, Any] | None = None
     blocks: tuple[Block, ...] = ()  # one per payload message, in payload order
@@ -149,14 +149,14 @@ def header(eff: Effective, *, warnings: list[str], fixups: list[str], available:
     )
 
 
-def build(result: Result, *, warnings: list[str], budget: dict[str, Any] | None = None) -> View:
+def build(result: Result, *, warnings: list[str], budget: dict[str, Any] | None = None) -> PageView:
     """The whole page's data for an assembly that succeeded (`budget`: its budget report, when at hand)."""
     data = budget if budget is not None else budget_report(result)
     rows = explain_rows(result)
     blocks = payload_blocks(result)
     fixups = [n for r in rows if r.fate is Fate.FIXUP for n in r.notes]
     head = header(result.assembly.eff, warnings=warnings, fixups=fixups, available=data["available_tokens"])
-    return View(
+    return PageView(
         header=head,
         budget=data,
         blocks=tuple(blocks),
@@ -167,12 +167,12 @@ def build(result: Result, *, warnings: list[str], budget: dict[str, Any] | None 
     )
 
 
-def failed(eff: Effective, error: str, *, warnings: list[str]) -> View:
+def failed(eff: Effective, error: str, *, warnings: list[str]) -> PageView:
     """A fixture that fails by rule: its header and the error, nothing assembled."""
     from ctxkit.assembly.assemble import available_tokens
 
     available = available_tokens(eff.max_input_tokens, eff.settings.safety_margin)
-    return View(header=header(eff, warnings=warnings, fixups=[], available=available), error=error)
+    return PageView(header=header(eff, warnings=warnings, fixups=[], available=available), error=error)
 
 
 def payload_blocks(result: Result) -> list[Block]:
@@ -192,18 +192,18 @@ def payload_blocks(result: Result) -> list[Block]:
             row = notices[m.key]
             seg = str(row.segment or Segment.REMINDER)
             blocks.append(
-                Block(None, row.kind, row.tokens, str(row.fate), row.rule, (Part(seg, row.tokens),), row.notes)
+                Block(None, row.kind, row.tokens, str(row.fate), row.rule, (SegmentShare(seg, row.tokens),), row.notes)
             )
             continue
-        parts = [Part(segment_of.get(w.key, str(Segment.PROJECT_FILES)), a.meter.of(w))]
+        parts = [SegmentShare(segment_of.get(w.key, str(Segment.PROJECT_FILES)), a.meter.of(w))]
         if fated is not None:
-            parts[0] = Part(str(fated.segment or parts[0].segment), parts[0].tokens)
+            parts[0] = SegmentShare(str(fated.segment or parts[0].segment), parts[0].tokens)
         else:
             fated = generated(w)
         fate, rule, notes = str(fated.fate), fated.rule, fated.notes
         project = sum(a.meter.image(i) for i in w.images if i.project)
         if project:
-            parts.append(Part(str(Segment.PROJECT_FILES), project))
+            parts.append(SegmentShare(str(Segment.PROJECT_FILES), project))
         ident = w.file_id if w.origin == Origin.FILE else w.source_id
         kind = "file" if w.origin == Origin.FILE else "summary" if w.origin == Origin.SUMMARY else str(w.kind)
         blocks.append(Block(ident, kind, sum(p.tokens for p in parts), fate, rule, tuple(parts), notes))
@@ -243,7 +243,8 @@ def left_out(rows: list[Row]) -> list[Block]:
     """Rows not sent (dropped, summarized, capped, …) with tokens, drawn beside the window."""
     out = [r for r in rows if r.segment is None and r.tokens > 0 and r.fate is not Fate.FIXUP]
     blocks = [
-        Block(r.id, r.kind, r.tokens, str(r.fate), r.rule, (Part(_left_segment(r), r.tokens),), r.notes) for r in out
+        Block(r.id, r.kind, r.tokens, str(r.fate), r.rule, (SegmentShare(_left_segment(r), r.tokens),), r.notes)
+        for r in out
     ]
     if len(blocks) <= LEFT_OUT_MAX:
         return blocks
@@ -257,7 +258,7 @@ def left_out(rows: list[Row]) -> list[Block]:
                 prev.tokens + b.tokens,
                 prev.fate,
                 prev.rule,
-                (Part(prev.segment, prev.tokens + b.tokens),),
+                (SegmentShare(prev.segment, prev.tokens + b.tokens),),
                 count=prev.count + 1,
                 last_ident=b.ident,
             )

@@ -1,0 +1,69 @@
+"""Names: every public class in ctxkit has one name that says what it is.
+
+Two modules defining the same public class name (`View` in three places, `Part` in two,
+issue 22 item 6) make a reader, a search and an import guess which one is meant; so does
+a class named like one of the standard library's (a `Counter` protocol beside
+`collections.Counter`). An AST scan of every module keeps both from coming back.
+"""
+
+from __future__ import annotations
+
+import abc
+import ast
+import builtins
+import collections
+import collections.abc
+import dataclasses
+import datetime
+import decimal
+import enum
+import pathlib
+import typing
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ctxkit"
+
+# The standard library modules whose names ctxkit's code imports and reads unqualified.
+STANDARD = (builtins, collections, collections.abc, typing, dataclasses, enum, abc, pathlib, datetime, decimal)
+
+# Public class name → why it is defined in more than one module. Empty: every name is unique.
+SHARED_ON_PURPOSE: dict[str, str] = {}
+
+
+def public_classes(source: str) -> list[str]:
+    """The public classes a module defines at its top level (TypedDicts and NamedTuples too)."""
+    return [n.name for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and not n.name.startswith("_")]
+
+
+def defined_in() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        for name in public_classes(path.read_text(encoding="utf-8")):
+            found.setdefault(name, []).append(module)
+    return found
+
+
+def test_no_two_modules_define_the_same_public_class_name():
+    twice = {name: modules for name, modules in defined_in().items() if len(modules) > 1}
+    unexplained = {name: modules for name, modules in twice.items() if name not in SHARED_ON_PURPOSE}
+    assert unexplained == {}, "rename one of each so the name says what it is"
+    assert set(SHARED_ON_PURPOSE) <= set(twice), "an allowed name that is no longer shared: remove it"
+
+
+def test_no_public_class_takes_a_standard_library_name():
+    standard = {name for module in STANDARD for name in dir(module) if not name.startswith("_")}
+    taken = {name: modules for name, modules in defined_in().items() if name in standard}
+    assert taken == {}
+
+
+def test_the_scan_sees_top_level_public_classes_only():
+    source = (
+        "class View: ...\n"
+        "class Part(typing.NamedTuple):\n    x: int\n"
+        "class _Hidden: ...\n"
+        "def f():\n    class Inner: ...\n"
+    )
+    assert public_classes(source) == ["View", "Part"]
+    assert "Counter" in {name for module in STANDARD for name in dir(module)}
+    assert len(defined_in()) > 50  # the whole package was read
