@@ -43,6 +43,25 @@ def test_r_asm_9_wire_tokens_is_the_prompt_items_sum(tmp_path):
     assert data["over_window_tokens"] == WIRE - 100
 
 
+def test_r_asm_9_the_re_count_tokenizes_no_text_twice(tmp_path, monkeypatch):
+    """The request as sent re-reads the texts assembly counted (five equal messages, roles on
+    every message): each distinct text is tokenized once per run, not once per reading."""
+    from ctxkit.counting import measure
+
+    seen: list[str] = []
+
+    class Recording:
+        def count(self, text: str) -> int:
+            seen.append(text)
+            return max(1, len(text) // 4)
+
+    monkeypatch.setattr(measure, "get_counter", lambda name: Recording())
+    r = assemble(tmp_path, OVER.replace("tokens: 1", "tokens: 25"))
+    assert r.wire_tokens() == WIRE
+    assert seen.count(LONG) == 1
+    assert sorted(seen) == sorted(set(seen))
+
+
 def test_r_asm_9_over_window_is_zero_when_it_fits(tmp_path):
     data = budget_report(assemble(tmp_path, OVER.replace("max_input_tokens: 100", "max_input_tokens: 1000")))
     assert data["over_window_tokens"] == 0

@@ -78,7 +78,9 @@ class Meter:
         self._counter = get_counter(tokenizer)
         self._cache: dict[str, int] = {}
         shared = _SHARED.get()
-        self._texts = shared.texts.setdefault(tokenizer, {}) if shared is not None else None
+        # Each distinct text is tokenized once: the request as sent (R-RPL-4, R-ASM-9) re-reads
+        # the texts assembly counted, and roles and tool names recur on every message.
+        self._texts = shared.texts.setdefault(tokenizer, {}) if shared is not None else {}
         self._costs = shared.messages.setdefault(tokenizer, {}) if shared is not None else None
         self.counted_texts = 0  # how many texts were tokenized (for benchmarks and tests)
 
@@ -86,14 +88,11 @@ class Meter:
         if not text:
             return 0
         memo = self._texts
-        if memo is not None:
-            found = memo.get(text)
-            if found is not None:
-                return found
+        found = memo.get(text)
+        if found is not None:
+            return found
         self.counted_texts += 1
-        count = self._counter.count(text)
-        if memo is not None:
-            memo[text] = count
+        count = memo[text] = self._counter.count(text)
         return count
 
     def call(self, call: Call) -> int:
