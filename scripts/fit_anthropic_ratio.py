@@ -56,14 +56,14 @@ def quotient(record: dict[str, Any]) -> float | None:
 def fit(path: Path) -> dict[str, Any]:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         records = [json.loads(line) for line in f if line.strip()]
-    wire.anthropic_ratio.cache_clear()
-    saved = wire.RATIO_FILE
-    wire.RATIO_FILE = Path("/nonexistent")  # count with the ratio 1
+    wire.fitted_ratio.cache_clear()
+    saved = wire.RATIO_FOLDER
+    wire.RATIO_FOLDER = Path("/nonexistent")  # count with the ratio 1
     try:
         quotients = [q for r in records if usable(r) and (q := quotient(r)) is not None]
     finally:
-        wire.RATIO_FILE = saved
-        wire.anthropic_ratio.cache_clear()
+        wire.RATIO_FOLDER = saved
+        wire.fitted_ratio.cache_clear()
     return {
         "_note": "Anthropic's reported prompt tokens / ctxkit's cl100k_base count, median over the plain-text "
         "Anthropic calls of the recorded traffic; written by scripts/fit_anthropic_ratio.py (re-run it, never edit).",

@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
+from ctxkit import providers
 from ctxkit.assembly.assemble import floor_ratio
 from ctxkit.compression.compress import Mark, plan, report, split, write_back
 from ctxkit.errors import InputError
 from ctxkit.history import tree
 from ctxkit.history.working import Segment
 from ctxkit.loading.config import Options, resolve
-from ctxkit.loading.domain import Provider, Role, StoredMessage
+from ctxkit.loading.domain import Role, StoredMessage
 from ctxkit.loading.read import load_fixture
 from ctxkit.pipeline import run
 
@@ -336,7 +337,7 @@ def test_compress_provider_keeps_the_report_and_shows_the_body_inside_it():
     assert report_["should_compress"] and report_["request"][0]["role"] == "system"  # still OpenAI-style messages
 
 
-@pytest.mark.parametrize("provider", [p.value for p in Provider])
+@pytest.mark.parametrize("provider", providers.names())
 @pytest.mark.parametrize("name", ["progressive", "tool_heavy_tail"])
 def test_r_cmp_4_provider_bodies_validate(provider, name):
     """The request goes through the normal translators: official schema + server rules."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxkit.loading.domain import Provider
+from ctxkit import providers
 
 from .conftest import GALLERY, ctxkit
 
@@ -72,7 +72,7 @@ def _own_provider(path: Path) -> str:
 
 def _other_providers() -> list[tuple[Path, str]]:
     """Each fixture with every provider but its own (`test_gallery_assemble` pins that one)."""
-    return [(path, p.value) for path in GALLERY for p in Provider if p != _own_provider(path)]
+    return [(path, p) for path in GALLERY for p in providers.names() if p != _own_provider(path)]
 
 
 @pytest.mark.parametrize(("path", "provider"), _other_providers(), ids=lambda v: v if isinstance(v, str) else v.stem)

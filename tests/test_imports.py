@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ctxkit"
 # layer 0.
 LAYERS = (
     ("ctxkit", "ctxkit.errors", "ctxkit.output", "ctxkit.writing", "ctxkit.collector"),
+    ("ctxkit.providers",),
     ("ctxkit.loading",),
     ("ctxkit.history",),
     ("ctxkit.counting",),

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from ctxkit import providers
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options, resolve
-from ctxkit.loading.domain import Provider
 from ctxkit.loading.read import load_fixture
 from ctxkit.pipeline import Result, run
 from ctxkit.reports.explain import rows as explain_rows
@@ -22,7 +22,7 @@ from .helpers import assemble
 from .provider_schemas import validate
 from .server_rules import check
 
-PROVIDERS = tuple(p.value for p in Provider)
+PROVIDERS = providers.names()
 PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
 
 

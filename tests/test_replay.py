@@ -431,7 +431,8 @@ def test_r_rpl_7_cost_per_call_equals_the_package_arithmetic(provider: str, mode
 
     import genai_prices
 
-    from ctxkit.replay.cost import PROVIDER_IDS, Pricer
+    from ctxkit.providers import spec
+    from ctxkit.replay.cost import Pricer
 
     pricer = Pricer(provider, model, None)
     rng = random.Random(7)
@@ -445,7 +446,7 @@ def test_r_rpl_7_cost_per_call_equals_the_package_arithmetic(provider: str, mode
             input_tokens=prompt, cache_read_tokens=cached, cache_write_tokens=written, output_tokens=output
         )
         expected = genai_prices.calc_price(
-            usage, model, provider_id=PROVIDER_IDS[provider], genai_request_timestamp=clock
+            usage, model, provider_id=spec(provider).prices_id, genai_request_timestamp=clock
         ).total_price
         assert pricer.cost(prompt, cached, written, output, clock) == Decimal(expected)
 

@@ -20,9 +20,9 @@ import yaml
 from hypothesis import HealthCheck, event, given, reject, settings
 from hypothesis import strategies as st
 
+from ctxkit import providers
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options
-from ctxkit.loading.domain import Provider
 from ctxkit.loading.read import load_fixture
 from ctxkit.pipeline import run
 from ctxkit.replay.driver import replay
@@ -33,7 +33,7 @@ from .conftest import FIXTURES, ROOT
 from .helpers import tool_calls
 
 CLI = "from ctxkit.cli import main; main()"
-PROVIDERS = [p.value for p in Provider]
+PROVIDERS = list(providers.names())
 WORDS = st.text(alphabet="abcdefgh ", min_size=1, max_size=60).map(lambda s: s.strip() or "x")
 
 

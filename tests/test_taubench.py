@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ctxkit import providers
 from ctxkit.loading.config import Options
-from ctxkit.loading.domain import Provider
 from ctxkit.loading.importer import build
 from ctxkit.loading.read import load_fixture
 from ctxkit.pipeline import run
@@ -24,7 +24,7 @@ from . import provider_schemas, server_rules
 from .conftest import ROOT
 
 CORPUS = ROOT.parent / "shared" / "data" / "taubench" / "gpt-4o-airline.json"
-PROVIDERS = [p.value for p in Provider]
+PROVIDERS = list(providers.names())
 MODELS = {
     "openai": "gpt-4o",
     "azure": "gpt-4o",

@@ -13,12 +13,12 @@ from typing import Any, TypeVar
 
 import click
 
+from ctxkit import providers
 from ctxkit.errors import InputError
-from ctxkit.loading.domain import TOKENIZERS, Provider
+from ctxkit.loading.domain import TOKENIZERS
 from ctxkit.loading.files import DEFAULT_MAX_SIZE_TEXT
 
 F = TypeVar("F", bound=Callable[..., Any])
-PROVIDERS = [str(p) for p in Provider]  # the choices, in the enum's order (one source: loading/domain.py)
 
 
 def checked_text(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -68,7 +68,23 @@ def load_options(fn: F) -> F:
 
 # The option types of the commands; the pytest plugin checks the same values without click
 # (`config.python_options`), and tests/test_pytest_plugin.py holds both to the same messages.
-PROVIDER_TYPE = click.Choice(PROVIDERS)
+class ProviderChoice(click.Choice[str]):
+    """The registered providers (ctxkit/providers/), read when a value is checked: a provider
+    registered after this module was imported is a choice too."""
+
+    def __init__(self) -> None:
+        super().__init__(providers.names())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return providers.names()
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        """click's own __init__ sets the choices: the registry keeps them."""
+
+
+PROVIDER_TYPE = ProviderChoice()
 WINDOW_TYPE = click.IntRange(min=1)
 TOKENIZER_TYPE = click.Choice(list(TOKENIZERS))
 
@@ -109,8 +125,8 @@ def complete_model(ctx: click.Context, incomplete: str) -> list[click.shell_comp
     from ctxkit.loading.models import known_models
 
     chosen = ctx.params.get("provider") or ctx.params.get("providers")
-    providers = [chosen] if isinstance(chosen, str) else list(chosen or PROVIDERS)
-    names = dict.fromkeys(name for p in providers for name in known_models(p))
+    wanted = [chosen] if isinstance(chosen, str) else list(chosen or providers.names())
+    names = dict.fromkeys(name for p in wanted for name in known_models(p))
     return [click.shell_completion.CompletionItem(name) for name in names if name.startswith(incomplete)]
 
 

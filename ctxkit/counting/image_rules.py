@@ -1,7 +1,7 @@
 """An image's input tokens as each provider bills them, from its pixel size (R-RPL-4).
 
 Input: provider, model name, width × height in pixels, OpenAI's `detail`. Output: tokens.
-The rules are the providers' published ones (docs/rules.md#r-rpl-4):
+A provider's spec names its rule (`image_rule`). The rules are the providers' published ones (docs/rules.md#r-rpl-4):
 
 * OpenAI, tile models: fit within 2048×2048, shortest side to 768, then base + per-512-px
   tile tokens by model (gpt-4o, gpt-4.1, gpt-4.5: 85 + 170; gpt-4o-mini: 2,833 + 5,667;
@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 
+from ctxkit import providers
 from ctxkit.counting.images import estimate_tokens
 
 # (name prefix, base tokens, tokens per tile), first match wins: longer names first.
@@ -102,12 +103,14 @@ def gemini_tokens(width: int, height: int) -> int:
 
 
 def image_tokens(provider: str, model: str, width: int, height: int, detail: str | None = None) -> int:
-    """The provider's tokens for one image of this size (Ollama: the OpenAI tile estimate)."""
-    if provider in ("openai", "azure"):
+    """The provider's tokens for one image of this size, by its spec's `image_rule` (Ollama's,
+    `estimate`: the OpenAI tile estimate)."""
+    rule = providers.spec(provider).image_rule
+    if rule == "openai":
         return openai_tokens(model, width, height, detail)
-    if provider == "anthropic":
+    if rule == "anthropic":
         return anthropic_tokens(width, height)
-    if provider == "gemini":
+    if rule == "gemini":
         return gemini_tokens(width, height)
     return estimate_tokens(width, height)
 

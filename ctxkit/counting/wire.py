@@ -1,12 +1,14 @@
 """What each provider adds around a request's texts when it counts the prompt (R-RPL-4).
 
 Input: provider, model, tokenizer name and the body. Output: `WireRules` — the per-message
-framing and reply priming, the ratio applied to text counts, and the tokens of the
+framing and reply priming (the provider's spec, `ctxkit/providers/`), the ratio applied to
+text counts, and the tokens of the
 request's preamble (tool definitions, output schema, tool-use system prompt) — and
 `image_tokens` for one image. The numbers are the providers' published ones
-(docs/rules.md#r-rpl-4); the one fitted quantity is Anthropic's text ratio, whose
-tokenizer is not public: `ctxkit/data/anthropic_ratio.json`, written by
-`scripts/fit_anthropic_ratio.py` from the recorded traffic, applied to cl100k_base counts.
+(docs/rules.md#r-rpl-4); the one fitted quantity is a text ratio for a provider whose tokenizer is not public (the
+spec's `text_ratio`: Anthropic's `ctxkit/data/anthropic_ratio.json`, written by
+`scripts/fit_anthropic_ratio.py` from the recorded traffic), applied to cl100k_base counts.
+What a provider adds beyond that depends on its wire format (`WireRules.format`).
 """
 
 from __future__ import annotations
@@ -19,15 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxkit import providers
 from ctxkit.counting import openai_render
 from ctxkit.counting.image_rules import image_tokens
-from ctxkit.loading.domain import Provider
 
-FRAMING_TOKENS = 3  # per payload message: OpenAI's published chat-format overhead
-REPLY_PRIMING_TOKENS = 3  # once per request
+REPLY_PRIMING_TOKENS = providers.Framing().priming  # once per request (OpenAI's chat format)
 NAME_TOKENS = 1  # a message's `name`: its tokens plus this one (OpenAI)
-RATIO_FILE = Path(__file__).parents[1] / "data" / "anthropic_ratio.json"
-RATIO_TOKENIZER = "cl100k_base"  # the counts the ratio was fitted on
+RATIO_FOLDER = Path(__file__).parents[1] / "data"  # where a spec's `text_ratio` file is
+RATIO_TOKENIZER = "cl100k_base"  # the counts a ratio was fitted on
 
 # Anthropic's documented tool-use system prompt, (auto or none, any or tool), by model family.
 _ANTHROPIC_TOOL_PROMPT = (
@@ -44,6 +45,7 @@ _ANTHROPIC_TOOL_PROMPT_LATEST = (346, 313)  # Claude 3.7 Sonnet, the Claude 4 fa
 class WireRules:
     provider: str
     model: str
+    format: str  # the provider's wire format (its spec's)
     framing: int  # per payload message, on its first item
     role: bool  # the role name's tokens count once per message
     priming: int  # once per request
@@ -54,7 +56,11 @@ class WireRules:
 
     @property
     def anthropic(self) -> bool:
-        return self.provider == Provider.ANTHROPIC
+        return self.format == "anthropic"
+
+    @property
+    def openai(self) -> bool:
+        return self.format == "openai"
 
     def priming_after(self, last_role: str | None) -> int:
         """The reply priming; Anthropic reads a final assistant message as the reply's start (none)."""
@@ -65,20 +71,20 @@ class WireRules:
 
 
 @functools.cache
-def anthropic_ratio() -> float:
-    """The fitted ratio of Anthropic's token counts to cl100k_base counts (1 when not fitted)."""
+def fitted_ratio(name: str) -> float:
+    """A fitted ratio of a provider's token counts to cl100k_base counts (1 when not fitted)."""
     try:
-        return float(json.loads(RATIO_FILE.read_text(encoding="utf-8"))["ratio"])
+        return float(json.loads((RATIO_FOLDER / name).read_text(encoding="utf-8"))["ratio"])
     except (OSError, KeyError, ValueError):
         return 1.0
 
 
 def rules_for(provider: str, model: str, tokenizer: str) -> WireRules:
     """The provider's rules for a request to `model`, counted with `tokenizer`."""
-    if provider == Provider.GEMINI:  # counts the parts alone: no per-message framing
-        return WireRules(provider, model, 0, False, 0, 1.0)
-    ratio = anthropic_ratio() if provider == Provider.ANTHROPIC and tokenizer == RATIO_TOKENIZER else 1.0
-    return WireRules(provider, model, FRAMING_TOKENS, True, REPLY_PRIMING_TOKENS, ratio)
+    spec = providers.spec(provider)
+    framing = spec.framing
+    ratio = fitted_ratio(spec.text_ratio) if spec.text_ratio and tokenizer == RATIO_TOKENIZER else 1.0
+    return WireRules(provider, model, spec.format, framing.per_message, framing.role, framing.priming, ratio)
 
 
 def has_system(provider: str, body: dict[str, Any]) -> bool:
@@ -107,12 +113,12 @@ def _compact(value: Any) -> str:
 
 def preamble_tokens(rules: WireRules, body: dict[str, Any], count: Callable[[str], int]) -> int:
     """Tokens of what the provider reads before the messages: definitions, schema, tool prompt."""
-    if rules.provider in (Provider.OPENAI, Provider.AZURE):
+    if rules.openai:
         total = openai_render.tools_tokens(body, count, has_system=has_system(rules.provider, body))
         schema = openai_render.response_format_text(body)
         return total + (count(schema) if schema else 0)
     tools = body.get("tools")
-    if rules.provider == Provider.ANTHROPIC:  # the definitions as JSON with the default separators
+    if rules.anthropic:  # the definitions as JSON with the default separators
         own = count(json.dumps(tools, ensure_ascii=False)) if tools else 0
         schema = anthropic_output_schema(body)
         own += count(json.dumps(schema, ensure_ascii=False)) if schema else 0
@@ -160,9 +166,10 @@ def anthropic_block_tokens(block: Any, count: Callable[[str], int]) -> int | Non
 def has_preamble(provider: str, body: dict[str, Any]) -> bool:
     if body.get("tools") or body.get("functions"):
         return True
-    if provider == Provider.ANTHROPIC:
+    kind = providers.wire_format(provider)
+    if kind == "anthropic":
         return anthropic_output_schema(body) is not None
-    return provider in (Provider.OPENAI, Provider.AZURE) and bool(openai_render.response_format_text(body))
+    return kind == "openai" and bool(openai_render.response_format_text(body))
 
 
 # OpenAI's published harmony format addresses a tool call `to=functions.<name>` and reads its

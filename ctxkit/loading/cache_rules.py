@@ -1,7 +1,9 @@
 """Which prompt-cache rules apply to a model (R-RPL-5): `data/cache_rules.json`, read once.
 
 Input: provider, model name and the fixture's `settings.cache`. Output: `Rules`, the numbers the
-cache (`replay.cache`) applies, with the model family they came from. Each provider's rows are
+cache (`replay.cache`) applies, with the model family they came from. A provider's table is the
+entry of the data file its spec names (`ProviderSpec.cache_rules`, by default its own name), or
+a table of the same shape the spec holds itself (a provider registered at run time). Its rows are
 tried in order; the first whose `models` matches gives its `rules`, on top of the provider's
 `common` rules; `settings.cache.ttl` / `retention` choose one of the row's `options`; then each
 number given in `settings.cache` replaces the table's. Every number of the table names its source
@@ -18,6 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from ctxkit import providers
 from ctxkit.errors import InputError
 from ctxkit.loading.domain import CacheRules
 
@@ -52,7 +55,10 @@ def _table() -> dict[str, Any]:
 
 
 def _provider(provider: str) -> dict[str, Any]:
-    entry: dict[str, Any] = _table()["providers"][provider]
+    own = providers.spec(provider).cache_rules
+    if own is not None and not isinstance(own, str):
+        return dict(own)
+    entry: dict[str, Any] = _table()["providers"][own or provider]
     while "same_as" in entry:
         entry = _table()["providers"][entry["same_as"]]
     return entry

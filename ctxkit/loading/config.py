@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ctxkit import providers
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading import models
-from ctxkit.loading.domain import Fixture, Provider, Settings
+from ctxkit.loading.domain import Fixture, Settings
 from ctxkit.loading.templates import Templates, check_override
 
 
@@ -38,7 +39,7 @@ def python_options(provider: object = None, max_input_tokens: object = None) -> 
     window: int | None = None
     if provider is not None:
         text = _as_typed(provider)
-        choices = [str(p) for p in Provider]
+        choices = list(providers.names())
         if text not in choices:
             shown = ", ".join(repr(c) for c in choices)
             raise InputError(f"Invalid value for '--provider': {text!r} is not one of {shown}.")
@@ -64,7 +65,7 @@ def _as_typed(value: object) -> str:
 @dataclass(frozen=True, slots=True)
 class Effective:
     fixture: Fixture
-    provider: Provider
+    provider: str
     model: str
     max_input_tokens: int
     supports_images: bool
@@ -80,26 +81,26 @@ class Effective:
         return self.fixture.settings
 
 
-def provider_for_model(fixture_provider: Provider, model: str | None) -> Provider:
+def provider_for_model(fixture_provider: str, model: str | None) -> str:
     """R-FIX-0: without `--provider`, a `--model` that belongs to another provider (the model
     table knows it there, or its name's shape says so) chooses that provider: `--model
     claude-sonnet-4-5` on an OpenAI fixture builds the Anthropic request."""
-    owner = models.owner_elsewhere(str(fixture_provider), model) if model else None
-    return Provider(owner) if owner else fixture_provider
+    owner = models.owner_elsewhere(fixture_provider, model) if model else None
+    return owner or fixture_provider
 
 
-def _lookup(provider: Provider, own: Provider, name: str, *, package: bool) -> models.ModelInfo | None:
-    info = models.lookup(str(provider), name, package=package)
-    if info is None and provider is not own:
+def _lookup(provider: str, own: str, name: str, *, package: bool) -> models.ModelInfo | None:
+    info = models.lookup(provider, name, package=package)
+    if info is None and provider != own:
         # --provider switched the provider but not the model: keep the model's own limits
-        info = models.lookup(str(own), name, package=package)
+        info = models.lookup(own, name, package=package)
     return info
 
 
 def resolve(fixture: Fixture, options: Options | None = None) -> Effective:
     """Apply the precedence rules; raise InputError naming the field to add."""
     o = options or Options()
-    provider = Provider(o.provider) if o.provider else provider_for_model(fixture.model.provider, o.model)
+    provider = o.provider if o.provider else provider_for_model(fixture.model.provider, o.model)
     name = o.model or fixture.model.name
     given = o.max_input_tokens or fixture.model.max_input_tokens
     # ctxkit's own table first; genai-prices (imported on use) only for a window nobody gave

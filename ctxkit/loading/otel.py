@@ -18,25 +18,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from ctxkit import providers
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading.traffic import NORMALISED, Raw
 
 CALLS = frozenset({"chat", "text_completion", "generate_content"})
-# gen_ai.provider.name values (and the older gen_ai.system) → the wire format they speak.
-PROVIDERS = {
-    "openai": "openai",
-    "azure.ai.openai": "azure",
-    "az.ai.openai": "azure",
-    "azure.ai.inference": "azure",
-    "anthropic": "anthropic",
-    "aws.bedrock": "anthropic",
-    "gcp.gemini": "gemini",
-    "gcp.vertex_ai": "gemini",
-    "gcp.gen_ai": "gemini",
-    "gemini": "gemini",
-    "vertex_ai": "gemini",
-    "ollama": "ollama",
-}
 USAGE = (
     "gen_ai.usage.input_tokens",
     "gen_ai.usage.output_tokens",
@@ -100,7 +86,7 @@ def _raw(where: str, span: Any) -> Raw:
     name = attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system") or "openai"
     fields: dict[str, Any] = {
         "request": body,
-        "provider": PROVIDERS.get(str(name), "openai"),
+        "provider": otel_provider(str(name)),
         "endpoint": NORMALISED,
         "model": attrs.get("gen_ai.request.model") or attrs.get("gen_ai.response.model") or "unknown",
     }
@@ -152,3 +138,13 @@ def _value(v: Any) -> Any:
     if "kvlistValue" in v:
         return {x.get("key"): _value(x.get("value")) for x in _list((v["kvlistValue"] or {}).get("values"))}
     return None
+
+
+def otel_provider(name: str) -> str:
+    """The provider whose spec names this `gen_ai.provider.name` (or `gen_ai.system`) value, or
+    is named so itself; OpenAI for any other (the normalised messages read the same)."""
+    for known in providers.names():
+        spec = providers.spec(known)
+        if name == known or name in spec.otel_names:
+            return known
+    return "openai"

@@ -14,11 +14,11 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import unquote
 
-# ctxkit provider → the package's provider id; Ollama serves open weights locally, unpriced.
-PROVIDER_IDS = {"openai": "openai", "azure": "azure", "anthropic": "anthropic", "gemini": "google"}
-# Where else the package may know a provider's model names: Bedrock serves Anthropic's models
-# under its own ids (`anthropic.claude-3-haiku-20240307-v1:0`, `us.anthropic.…`).
-ALSO_SERVED_BY = {"anthropic": ("aws",)}
+from ctxkit import providers
+
+# A provider's id in the package is its spec's `prices_id` (None: unpriced, as Ollama's local
+# server); `also_priced_by` names where else the package may know its model names: Bedrock
+# serves Anthropic's models under its own ids (`anthropic.claude-3-haiku-20240307-v1:0`, `us.anthropic.…`).
 
 
 @functools.cache
@@ -44,15 +44,15 @@ def find(provider: str, name: str, *, gateway: bool = True) -> tuple[Any, Any] |
     the package's own `litellm` form (unless `gateway` is false: a model table entry for a
     provider is that provider's own name). None when the package does not know the name for this
     provider (or the provider is not priced)."""
-    own = PROVIDER_IDS.get(provider)
-    if own is None:
+    spec = providers.spec(provider)
+    if spec.prices_id is None:
         return None
     snapshot = prices().data_snapshot.get_snapshot()
     ref = unquote(name)
-    if provider == "gemini":
-        ref = ref.removeprefix("models/")  # the Gemini API's resource form of a model name
+    for prefix in spec.model_prefixes:
+        ref = ref.removeprefix(prefix)  # the Gemini API's resource form of a model name
     vendor = ("litellm",) if gateway and "/" in ref else ()
-    for provider_id in (own, *ALSO_SERVED_BY.get(provider, ()), *vendor):
+    for provider_id in (spec.prices_id, *spec.also_priced_by, *vendor):
         try:
             found: tuple[Any, Any] = snapshot.find_provider_model(ref, None, provider_id, None)
         except LookupError:

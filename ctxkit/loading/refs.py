@@ -64,7 +64,7 @@ def build_fixture(
     return domain.Fixture(
         source=source,
         base_dir=base_dir.resolve(),
-        model=domain.ModelFields(**{**model, "provider": domain.Provider(model["provider"])}),
+        model=domain.ModelFields(**model),
         name=doc.get("name"),
         now=now,
         tokenizer=doc.get("tokenizer"),

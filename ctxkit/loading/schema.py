@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ctxkit import providers
 from ctxkit.errors import InputError, Problem
 
 JsonPath = tuple[str | int, ...]
@@ -45,11 +46,17 @@ def line_column(text: str, index: int) -> str:
     return f"{line}:{column}"
 
 
-@functools.cache
 def load_schema() -> dict[str, Any]:
-    """The fixture JSON Schema (draft 2020-12), parsed once. Do not mutate the result."""
+    """The fixture JSON Schema (draft 2020-12), its provider enum the registered providers (the
+    data file lists the built-in ones), parsed once per list of providers. Do not mutate it."""
+    return _schema(providers.names())
+
+
+@functools.cache
+def _schema(names: tuple[str, ...]) -> dict[str, Any]:
     text = (Path(__file__).parents[1] / "data" / "fixture.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
+    schema["$defs"]["model"]["properties"]["provider"]["enum"] = list(names)
     return schema
 
 
@@ -188,8 +195,13 @@ def _short(value: Any) -> str:
 Check = Callable[[Any], bool]
 
 
-@functools.cache
 def _fast_check() -> Check:
+    """The compiled check of the schema for the registered providers."""
+    return _compiled(providers.names())
+
+
+@functools.cache
+def _compiled(names: tuple[str, ...]) -> Check:
     """jsonschema-rs's compiled validator for the fixture schema (built once per process,
     imported on first use so commands that load no fixture never pay for it): True = valid.
 
@@ -199,7 +211,7 @@ def _fast_check() -> Check:
     """
     import jsonschema_rs
 
-    validator = jsonschema_rs.Draft202012Validator(load_schema(), validate_formats=False)
+    validator = jsonschema_rs.Draft202012Validator(_schema(names), validate_formats=False)
 
     def check(doc: Any) -> bool:
         try:

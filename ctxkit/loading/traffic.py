@@ -26,22 +26,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ctxkit import providers
 from ctxkit.errors import InputError, Problem
-from ctxkit.loading.domain import Provider
 from ctxkit.loading.files import format_limit
 from ctxkit.loading.log_formats import detect, kind_of
 from ctxkit.loading.refs import parse_datetime
 
 FORMATS = ("jsonl", "cassette", "otel")
 # The endpoint of each provider's chat call; any other endpoint is skipped and counted.
-ENDPOINTS = ("chat.completions", "responses", "messages", "generateContent", "api.chat")
-PROVIDER_ENDPOINTS: dict[str, tuple[str, ...]] = {
-    Provider.OPENAI: ("chat.completions", "responses"),
-    Provider.AZURE: ("chat.completions", "responses"),
-    Provider.ANTHROPIC: ("messages",),
-    Provider.GEMINI: ("generateContent",),
-    Provider.OLLAMA: ("api.chat",),
-}
+# The endpoint of each provider's chat call is its spec's `endpoints`; any other endpoint is skipped
+# and counted.
 NORMALISED = "otel"  # the endpoint of a call read from OpenTelemetry attributes (compared in that form)
 
 
@@ -208,10 +202,10 @@ def record(doc: Any, index: int, where: str) -> TrafficRecord | str:
         raise BadRecord(f"request: expected the request body (an object), got {kind_of(body)}")
     endpoint = _text(fields, "endpoint")
     provider = _text(fields, "provider") or _provider_of(body, endpoint)
-    if provider not in PROVIDER_ENDPOINTS:
-        raise BadRecord(f"provider: {provider!r} is not one of {', '.join(PROVIDER_ENDPOINTS)}")
+    if provider not in providers.names():
+        raise BadRecord(f"provider: {provider!r} is not one of {', '.join(providers.names())}")
     endpoint = endpoint or _endpoint_of(provider, body)
-    if endpoint not in PROVIDER_ENDPOINTS[provider] and endpoint != NORMALISED:
+    if endpoint not in providers.spec(provider).endpoints and endpoint != NORMALISED:
         return endpoint
     _check_body(endpoint, body)
     model = _text(fields, "model") or body.get("model")
@@ -242,20 +236,21 @@ def _text(fields: dict[str, Any], key: str) -> str | None:
 def _provider_of(body: dict[str, Any], endpoint: str | None) -> str:
     """The provider a body's shape shows, as `import` recognises it (`log_formats.detect`)."""
     if endpoint == "messages":
-        return Provider.ANTHROPIC
+        return "anthropic"
     if endpoint == "generateContent" or "contents" in body:
-        return Provider.GEMINI
+        return "gemini"
     if endpoint == "api.chat":
-        return Provider.OLLAMA
+        return "ollama"
     if "messages" not in body and ("input" in body or "instructions" in body):
-        return Provider.OPENAI  # the Responses API
-    return detect(body) or Provider.OPENAI
+        return "openai"  # the Responses API
+    return detect(body) or "openai"
 
 
 def _endpoint_of(provider: str, body: dict[str, Any]) -> str:
-    if provider in (Provider.OPENAI, Provider.AZURE):
+    endpoints = providers.spec(provider).endpoints
+    if "responses" in endpoints:  # the OpenAI format's two endpoints
         return "chat.completions" if "messages" in body else "responses"
-    return PROVIDER_ENDPOINTS[provider][0]
+    return endpoints[0]
 
 
 def _check_body(endpoint: str, body: dict[str, Any]) -> None:

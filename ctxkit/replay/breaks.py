@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ctxkit import providers
 from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.loading.domain import Fixture, Role
 from ctxkit.replay.cache import Keys
-from ctxkit.translate.bodies import KEYED_SETTINGS
 from ctxkit.translate.items import Item, canonical
 
 if TYPE_CHECKING:
@@ -297,7 +297,7 @@ def view(result: Result, items: tuple[Item, ...], keys: Keys, user: str) -> tupl
     capped = frozenset(
         r.key.rsplit("#img", 1)[0] for r in result.payload.prepared.rows if r.fate is Fate.IMAGE_CAPPED and r.key
     )
-    keyed = KEYED_SETTINGS.get(result.payload.provider, ((), ""))[0]
+    keyed = providers.spec(result.payload.provider).keyed_settings
     body = result.payload.body
     settings = tuple((n, canonical(body[n])) for n in keyed if body.get(n) is not None)
     here = MappedCall(items, keys, a.messages, segment_of, user, system, date, a.eff.model, settings)

@@ -12,11 +12,10 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from ctxkit.loading.domain import Prices, Provider
-from ctxkit.loading.prices import PROVIDER_IDS, find
+from ctxkit import providers
+from ctxkit.loading.domain import Prices
+from ctxkit.loading.prices import find
 from ctxkit.loading.prices import prices as package
-
-__all__ = ["PROVIDER_IDS", "Pricer"]
 
 MILLION = Decimal(1_000_000)
 
@@ -43,7 +42,7 @@ class Pricer:
             uncached = prompt - cached - written
             total = uncached * p.input + cached * p.cached_input + written * p.cache_write + out * p.output
             return total / MILLION
-        if self.provider == Provider.OLLAMA:
+        if providers.spec(self.provider).free:
             return Decimal(0)
         return self._package(prompt, cached, written, out, clock)
 

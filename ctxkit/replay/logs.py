@@ -15,6 +15,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from ctxkit import providers
 from ctxkit.counting.measure import Meter, shared_counts
 from ctxkit.counting.reported import Reported, reported_usage
 from ctxkit.errors import InputError, Problem
@@ -220,7 +221,7 @@ class _Run:
         if record.usage is None:
             return None
         try:
-            return reported_usage(record.usage, provider)
+            return reported_usage(record.usage, providers.wire_format(provider))
         except InputError as exc:
             raise InputError(Problem(record.where, "", str(exc))) from None
 

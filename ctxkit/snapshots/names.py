@@ -15,15 +15,15 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from ctxkit import providers
 from ctxkit.errors import InputError, Problem
-from ctxkit.loading.domain import Provider
 
 FIXTURE_SUFFIXES = (".yaml", ".yml", ".json")
 SNAPSHOT_SUFFIX = ".json"  # every snapshot file, for the CLI and the pytest plugin alike
 SNAPSHOTS_DIRNAME = "__snapshots__"  # skipped when folders are expanded (syrupy's name)
 _FIXTURE_GLOBS = ", ".join(f"*{s}" for s in FIXTURE_SUFFIXES)
 REPLAY_PART = "replay"  # `x.replay.json`: the pinned replay summary (R-LOG-5), an option variant too
-_OPTION_PART = re.compile(r"^(?:max\d+|" + REPLAY_PART + "|" + "|".join(re.escape(str(p)) for p in Provider) + ")$")
+_OPTION_PART = re.compile(r"^(?:max\d+|" + REPLAY_PART + ")$")  # or a registered provider's name
 
 
 def snapshot_name(
@@ -53,7 +53,7 @@ def is_option_variant(name: str) -> bool:
     is a replay summary (`x.replay.json`): `ctxkit snapshot --provider/--max-input-tokens/--replay`
     writes those, the `--ctxkit-fixtures` items never (with `--ctxkit-replay`: the replay ones)."""
     parts = Path(name).name.removesuffix(SNAPSHOT_SUFFIX).split(".")
-    return len(parts) > 1 and _OPTION_PART.match(parts[-1]) is not None
+    return len(parts) > 1 and (_OPTION_PART.match(parts[-1]) is not None or parts[-1] in providers.names())
 
 
 def is_fixture_item_name(name: str, *, replay: bool = False) -> bool:

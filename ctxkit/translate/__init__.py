@@ -3,8 +3,9 @@
 Input: a `TranslationInput` (the assembled messages and the request's settings).
 Output: `Payload` — the request body exactly as a client would send it, plus what
 translation had to change (rows and warnings).
-Each provider module exposes `translate(request, prepared) -> Translated`; `items`
-turns a payload into the prompt items a provider reads (R-RPL-4).
+Each wire format's module exposes `translate(request, prepared) -> Translated`; a provider's
+spec (`ctxkit/providers/`) names its format; `items` turns a payload into the prompt items
+a provider reads (R-RPL-4).
 """
 
 from __future__ import annotations
@@ -13,18 +14,12 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ctxkit import providers
 from ctxkit.loading.cache_rules import row
-from ctxkit.loading.domain import Provider
 from ctxkit.translate.common import Prepared, Translated, TranslationInput, prepare
 
-# The module that translates for each provider (Azure speaks OpenAI's format).
-MODULES: dict[str, str] = {
-    Provider.OPENAI: "openai",
-    Provider.AZURE: "openai",
-    Provider.ANTHROPIC: "anthropic",
-    Provider.GEMINI: "gemini",
-    Provider.OLLAMA: "ollama",
-}
+# The module of this package that translates each built-in wire format (`ProviderSpec.format`).
+MODULES: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", "gemini": "gemini", "ollama": "ollama"}
 
 
 class Translator(Protocol):
@@ -41,13 +36,29 @@ class Payload:
     sent: bool = False  # a body as a client sent it (a log), not one ctxkit translated
 
 
+_REGISTERED: dict[str, Translator] = {}
+
+
+def register_format(name: str, translate: Translator) -> None:
+    """A wire format of a provider registered at run time: its translator (its bodies are read as
+    chat messages, `{"messages": [{"role", "content"}]}`, by `reading`)."""
+    if name in MODULES:
+        raise ValueError(f"wire format {name!r} is built in")
+    _REGISTERED[name] = translate
+
+
+def unregister_format(name: str) -> None:
+    """Forget a wire format registered at run time (tests)."""
+    _REGISTERED.pop(name, None)
+
+
 def translator(provider: str) -> Translator:
-    module = importlib.import_module(f".{MODULES[provider]}", __name__)
+    kind = providers.wire_format(provider)
+    if kind in _REGISTERED:
+        return _REGISTERED[kind]
+    module = importlib.import_module(f".{MODULES[kind]}", __name__)
     fn: Translator = module.translate
     return fn
-
-
-OPENAI_FORMAT = frozenset({Provider.OPENAI, Provider.AZURE})
 
 
 def cache_parameters(request: TranslationInput) -> dict[str, Any]:
@@ -70,7 +81,8 @@ def cache_parameters(request: TranslationInput) -> dict[str, Any]:
 def translate(request: TranslationInput) -> Payload:
     prepared = prepare(request)
     out = translator(request.provider)(request, prepared)
-    body = {**out.body, **cache_parameters(request)} if request.provider in OPENAI_FORMAT else out.body
+    openai = providers.wire_format(request.provider) == "openai"
+    body = {**out.body, **cache_parameters(request)} if openai else out.body
     if request.settings.request_fields:  # R-FIX-7: after the fields translation built, as written
         body = {**body, **request.settings.request_field_values()}
     return Payload(request.provider, body, prepared, out.origins, request.model)

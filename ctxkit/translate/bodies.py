@@ -25,18 +25,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ctxkit import providers
 from ctxkit.counting.measure import dumps_args
-from ctxkit.loading.domain import Provider
 from ctxkit.translate.items import Item, ItemMemo, ItemMeter, canonical, priming_tokens, prompt_items
 from ctxkit.translate.sent import body_payload
-
-# Settings that change which cached prefix a request can read, per provider, and from where on:
-# "all" items (routing) or only the "messages" (Anthropic invalidates the message blocks).
-KEYED_SETTINGS: dict[str, tuple[tuple[str, ...], str]] = {
-    Provider.OPENAI: (("prompt_cache_key",), "all"),
-    Provider.AZURE: (("prompt_cache_key",), "all"),
-    Provider.ANTHROPIC: (("tool_choice", "thinking"), "messages"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,21 +44,24 @@ class Body:
 def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: ItemMeter, memo: ItemMemo) -> Body:
     """The items of one logged request; `KeyError`/`TypeError`/`ValueError` when it is not of its shape."""
     shape = _Shape()
+    spec = providers.spec(provider)
     if endpoint == "responses" and "messages" not in body:
         normal = _responses(body, shape)
     elif endpoint == "otel":
         normal = _otel(body, shape)
-    elif provider == Provider.ANTHROPIC:
+    elif spec.format == "anthropic":
         normal = _anthropic(body, shape)
-    elif provider == Provider.GEMINI:
+    elif spec.format == "gemini":
         normal = _gemini(body, shape)
     else:
         normal = _chat(body, shape)
-    kind = Provider.OPENAI if endpoint in ("responses", "otel") else provider
+    kind = "openai" if endpoint in ("responses", "otel") else provider
     payload = body_payload(kind, normal)
     items = prompt_items(payload, meter=meter, memo=memo)
-    names, scope = KEYED_SETTINGS.get(provider, ((), "all"))
-    settings = {n: body[n] for n in names if body.get(n) is not None}
+    # the settings that change which cached prefix a request can read, and from where on: "all"
+    # items (routing) or only the "messages" (Anthropic invalidates the message blocks)
+    scope = spec.keyed_from
+    settings = {n: body[n] for n in spec.keyed_settings if body.get(n) is not None}
     if settings:
         salt = "\x00" + canonical(settings)
         first = 1 if scope == "messages" and shape.system_message else 0
@@ -74,7 +69,7 @@ def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: Ite
             i._replace(key=i.key + salt) if scope == "all" or (i.message is not None and i.message >= first) else i
             for i in items
         )
-    if provider == Provider.ANTHROPIC and isinstance(body.get("cache_control"), dict) and items:
+    if spec.format == "anthropic" and isinstance(body.get("cache_control"), dict) and items:
         items = (*items[:-1], items[-1]._replace(breakpoint=True))  # automatic caching: the last block
     priming = priming_tokens(payload, meter=meter)
     return Body(items, tuple(shape.pointers), tuple(shape.kinds), "\n".join(shape.system), settings, priming)

@@ -13,11 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxkit import providers
 from ctxkit.assembly.system import wrap_reminder
 from ctxkit.counting.images import sniff_mime
 from ctxkit.counting.measure import Meter
 from ctxkit.history.working import Call, Fate, Image, Kind, Row, Segment, Working
-from ctxkit.loading.domain import Provider, Settings, ToolDef
+from ctxkit.loading.domain import Settings, ToolDef
 from ctxkit.loading.templates import Templates
 
 
@@ -143,16 +144,13 @@ def report_wrapped(prepared: Prepared, provider: str, field: str, call_ids: list
         )
 
 
-AZURE_IMAGE_CAP = 50  # images per request on Azure when `azure_image_cap` is on (R-TR-6)
-
-
 def image_cap(a: TranslationInput) -> int | None:
+    """`settings.image_cap`, else the provider's own cap (its spec's: Azure's 50, R-TR-6) when
+    `azure_image_cap` is on."""
     s = a.settings
     if s.image_cap is not None:
         return s.image_cap
-    if a.provider == Provider.AZURE and s.azure_image_cap:
-        return AZURE_IMAGE_CAP
-    return None
+    return providers.spec(a.provider).image_cap if s.azure_image_cap else None
 
 
 def prepare(a: TranslationInput) -> Prepared:

@@ -50,6 +50,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from ctxkit import providers
 from ctxkit.counting.image_rules import anthropic_pdf_tokens, gemini_media_tokens
 from ctxkit.counting.images import image_size
 from ctxkit.counting.wire import (
@@ -64,7 +65,6 @@ from ctxkit.counting.wire import (
     rules_for,
 )
 from ctxkit.history.working import Image
-from ctxkit.loading.domain import Provider
 from ctxkit.output import plural
 from ctxkit.translate import reading
 
@@ -282,7 +282,7 @@ def _frame(rules: WireRules, role: str, parts: list[Any], meter: ItemMeter, name
     if rules.anthropic:
         return 0 if role == "system" else rules.scaled(rules.framing)
     tokens = rules.framing + (meter.text(role) if rules.role else 0)
-    if rules.provider in (Provider.OPENAI, Provider.AZURE) and parts:
+    if rules.openai and parts:
         first = parts[0]
         name = first.get("name") if isinstance(first, dict) and "role" in first else None
         if isinstance(name, str) and name:
@@ -292,7 +292,7 @@ def _frame(rules: WireRules, role: str, parts: list[Any], meter: ItemMeter, name
 
 
 def _names(payload: Payload, messages: list[tuple[str, list[Any]]]) -> dict[str, str]:
-    return openai_call_names(messages) if payload.provider in (Provider.OPENAI, Provider.AZURE) else {}
+    return openai_call_names(messages) if providers.wire_format(payload.provider) == "openai" else {}
 
 
 def _key(role: str, part: Any) -> str:
@@ -306,7 +306,7 @@ def _tokens(part: Any, origin: int, images: _Images, meter: ItemMeter, rules: Wi
     cost = text + sum(_image_cost(images.find(origin, data), detail, meter, rules) for data, detail in found)
     if rules.anthropic:
         cost += sum(_document_cost(kind, data, meter, rules) for kind, data in reading.documents(part))
-    elif rules.provider == Provider.GEMINI:
+    elif rules.format == "gemini":
         cost += sum(_media_cost(kind, data, meter) for kind, data in reading.media(part))
     return cost
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ctxkit import providers
 from ctxkit.counting.measure import dumps_args
-from ctxkit.loading.domain import Provider
 
 _RESPONSES_ROLES = {"function_call": "assistant", "function_call_output": "tool"}
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
@@ -29,17 +29,18 @@ _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 
 def is_responses(provider: str, body: dict[str, Any]) -> bool:
     """An OpenAI Responses API body (`input`, no `messages`)."""
-    return provider in (Provider.OPENAI, Provider.AZURE) and "messages" not in body and "input" in body
+    return providers.wire_format(provider) == "openai" and "messages" not in body and "input" in body
 
 
 def messages(provider: str, body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
-    """(role, items) per payload message, in reading order."""
-    if provider == Provider.ANTHROPIC:
+    """(role, items) per payload message, in reading order (by the provider's wire format)."""
+    kind = providers.wire_format(provider)
+    if kind == "anthropic":
         if body.get("system"):
             yield "system", blocks(body["system"])
         for m in body["messages"]:
             yield m["role"], blocks(m["content"])
-    elif provider == Provider.GEMINI:
+    elif kind == "gemini":
         system = body.get("systemInstruction") or body.get("system_instruction")
         if system:
             yield "system", [system]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxkit import providers
 from ctxkit.history.working import Fate, Origin, Row, Segment
 from ctxkit.loading.config import Effective
 from ctxkit.output import plural
@@ -278,7 +279,8 @@ def wire_views(result: Result, blocks: list[Block]) -> list[WireView]:
     prepared = result.payload.prepared
     # R-TR-8: only Anthropic marks a breakpoint (on the prefix's last message); the other
     # providers cache a matching prefix by themselves, so their messages are just in it.
-    breakpoint = prepared.cache_prefix_messages - 1 if result.payload.provider == "anthropic" else -1
+    marks = providers.wire_format(result.payload.provider) == "anthropic"
+    breakpoint = prepared.cache_prefix_messages - 1 if marks else -1
     for n, (m, block) in enumerate(zip(prepared.messages, blocks, strict=True)):
         parts = []
         for p in m.parts:

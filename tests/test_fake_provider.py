@@ -1,0 +1,97 @@
+"""A provider added by the recipe (docs/architecture.md, "How to add a provider"): Parrot
+(tests/fake_provider.py, one module, registered once at run time) runs through every command —
+exit 0, no internal error — and every stage reads it from the registry, none from a list of
+its own (issue 22 item 2)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxkit import providers
+from ctxkit.errors import InputError
+from ctxkit.loading.cache_rules import rules
+from ctxkit.loading.domain import CacheRules
+from ctxkit.loading.models import lookup
+from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run
+from ctxkit.translate.items import priming_tokens, prompt_items
+
+from . import fake_provider
+from .conftest import ROOT, ctxkit
+
+DATA = ROOT / "tests" / "data" / "parrot"
+CHAT = str(DATA / "chat.yaml")
+LOG = str(DATA / "calls.jsonl")
+
+
+@pytest.fixture
+def parrot() -> Iterator[None]:
+    fake_provider.install()
+    try:
+        yield
+    finally:
+        fake_provider.uninstall()
+
+
+def commands(tmp: Path) -> dict[str, list[str]]:
+    """Every command of `ctxkit --help` that reads a fixture, a log or the model table, on Parrot's."""
+    return {
+        "validate": ["validate", CHAT],
+        "assemble": ["assemble", CHAT],
+        "assemble text": ["assemble", CHAT, "--format", "text"],
+        "budget": ["budget", CHAT, "--format", "json"],
+        "explain": ["explain", CHAT],
+        "diff": ["diff", CHAT, "--max-input-tokens", "6000", "--max-input-tokens", "300"],
+        "diff providers": ["diff", CHAT, "--provider", "parrot", "--provider", "ollama"],
+        "compress": ["compress", CHAT, "--max-input-tokens", "400"],
+        "replay": ["replay", CHAT],
+        "replay json": ["replay", CHAT, "--format", "json", "--payloads", str(tmp / "bodies")],
+        "replay as parrot": ["replay", str(ROOT / "fixtures" / "replay" / "summary.yaml"), "--provider", "parrot"],
+        "replay log": ["replay", LOG],
+        "report": ["report", CHAT, "--replay", "-o", str(tmp / "chat.html")],
+        "report log": ["report", LOG, "--replay", "-o", str(tmp / "log.html")],
+        "snapshot": ["snapshot", CHAT, "--snapshots", str(tmp / "snaps"), "--update", "--replay"],
+        "snapshot as parrot": ["snapshot", CHAT, "--snapshots", str(tmp / "snaps"), "--provider", "parrot"],
+        "models": ["models", "--format", "json"],
+        "schema": ["schema"],
+        "import": ["import", str(DATA / "request.json"), "--max-input-tokens", "6000"],
+    }
+
+
+@pytest.mark.parametrize("name", list(commands(Path("."))))
+def test_a_provider_added_by_the_recipe_runs_every_command(parrot: None, tmp_path: Path, name: str) -> None:
+    args = commands(tmp_path)[name]
+    if name == "snapshot as parrot":  # the compared run: the snapshots the first run wrote
+        ctxkit(*commands(tmp_path)["snapshot"][:-2], "--update", "--provider", "parrot")
+    done = ctxkit(*args)
+    assert "internal error" not in done.err.lower() and "Traceback" not in done.err, str(done)
+
+
+def test_every_stage_reads_parrot_from_its_spec(parrot: None) -> None:
+    """The model-table rows, cache rules, framing and translator a Parrot fixture gets are its spec's."""
+    result = run(load_fixture(CHAT))
+    assert result.assembly.eff.max_input_tokens == 6000 and result.assembly.eff.tokenizer == "approx"
+    assert lookup("parrot", "parrot/parrot-1") == lookup("parrot", "parrot-1")
+    assert rules("parrot", "parrot-1", CacheRules()).min_tokens == 64
+    body = result.payload.body
+    assert body["tools"][0]["about"] == "Current weather for a city"  # Parrot's own wire format
+    assert body["messages"][-1] == {"role": "user", "content": "Should I take an umbrella tomorrow?"}
+    meter = result.assembly.meter
+    # approx: 35 characters // 4 = 8 tokens, + 2 framing, the role not counted (Framing(2, role=False));
+    # OpenAI's rules would give 8 + 3 + 1 ("user") = 12
+    assert prompt_items(result.payload, meter=meter)[-1].tokens == 10
+    assert priming_tokens(result.payload, meter=meter) == 1
+
+
+def test_parrot_is_a_choice_while_registered_only(parrot: None) -> None:
+    assert "parrot" in json.loads(ctxkit("schema").out)["$defs"]["model"]["properties"]["provider"]["enum"]
+    fake_provider.uninstall()
+    gone = ctxkit("validate", CHAT, expect=2)
+    assert "'parrot' is not one of" in gone.err
+    assert ctxkit("assemble", str(ROOT / "fixtures" / "plain_chat.yaml"), "--provider", "parrot", expect=2)
+    with pytest.raises(InputError, match="unknown provider 'parrot'"):
+        providers.spec("parrot")
