@@ -15,7 +15,7 @@ import pytest
 
 from ctxkit import providers
 from ctxkit.assembly.assemble import floor_ratio
-from ctxkit.compression.compress import Mark, plan, report, split, write_back
+from ctxkit.compression.compress import Mark, plan, split, write_back
 from ctxkit.errors import InputError
 from ctxkit.history import tree
 from ctxkit.history.working import Segment
@@ -23,6 +23,8 @@ from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Role, StoredMessage
 from ctxkit.loading.read import load_fixture
 from ctxkit.pipeline import run
+from ctxkit.reports import compression
+from ctxkit.reports.compression import report
 
 from .conftest import FIXTURES, GALLERY, ctxkit
 from .helpers import write
@@ -561,6 +563,16 @@ def test_compress_text_report_draws_the_split():
     marks = [line.split()[:2] for line in lines if line.startswith("  ") and line.split()[0] in "SK-~="]
     assert marks == [["~", "u1"], ["~", "a1"], ["=", "s1"], ["S", "u2"], ["S", "a2"], ["K", "u3"], ["K", "a3"]]
     assert "--- [0] system ---" in out
+
+
+def test_compress_report_is_rendered_without_the_command_line():
+    """The report module renders the plan; the command only echoes it (issue 22 item 6)."""
+    _, p = gallery("progressive")
+    out = ctxkit("compress", str(FIXTURES / "compress_progressive.yaml")).out
+    assert compression.text(p) == out
+    split = compression.split_lines(p)
+    assert [(s.mark, s.id) for s in split][:3] == [("~", "u1"), ("~", "a1"), ("=", "s1")]
+    assert compression.numbers(p)[3] == compression.Number("threshold", "525", "floor(available x 0.75) (R-CMP-1)")
 
 
 def test_compress_json_ratios_are_numbers_with_their_written_digits(tmp_path):

@@ -231,33 +231,6 @@ def request_message(m: StoredMessage, t: Templates) -> RequestMessage:
     return RequestMessage(role="assistant", content=t.fill("summary.used_tools", tools=names) + "\n" + m.text)
 
 
-def report(p: CompressionPlan) -> dict[str, Any]:
-    """The `compress` report (docs/rules.md#report-keys), plus the numbers behind the decision."""
-    s = p.eff.settings
-    previous = p.previous_summary
-    return {
-        "should_compress": p.should_compress,
-        "history_tokens": p.history_tokens,
-        "summary_tokens": p.summary_tokens,
-        "max_input_tokens": p.eff.max_input_tokens,
-        "reserved_tokens": p.reserved_tokens,
-        "available_tokens": p.available_tokens,
-        "trigger_ratio": s.compression_trigger_ratio,  # a JSON number, digits as written
-        "threshold": p.threshold if p.has_room else None,
-        "recent_messages_ratio": s.recent_messages_ratio,
-        "tokens_for_recent": p.tokens_for_recent,
-        "summarized": [m.id for m in p.summarized],
-        "kept": [m.id for m in p.kept],
-        "skipped": [r.message.id for r in p.rows if r.mark is Mark.SKIPPED],
-        "summary_parent": p.summary_parent,
-        "summarizes_through": p.summarizes_through,
-        "progressive": p.progressive,
-        "previous_summary": previous.id if previous else None,
-        "request": [dict(m) for m in p.request] if p.request is not None else None,
-        "note": p.note,
-    }
-
-
 def provider_body(p: CompressionPlan) -> tuple[dict[str, Any], list[str]] | None:
     """The request as the effective provider's body (and translation's warnings).
 
