@@ -572,7 +572,9 @@ def test_compress_report_is_rendered_without_the_command_line():
     assert compression.text(p) == out
     split = compression.split_lines(p)
     assert [(s.mark, s.id) for s in split][:3] == [("~", "u1"), ("~", "a1"), ("=", "s1")]
-    assert compression.numbers(p)[3] == compression.Number("threshold", "525", "floor(available x 0.75) (R-CMP-1)")
+    assert compression.numbers(p)[3] == compression.WorkedNumber(
+        "threshold", "525", "floor(available x 0.75) (R-CMP-1)"
+    )
 
 
 def test_compress_json_ratios_are_numbers_with_their_written_digits(tmp_path):

@@ -89,6 +89,23 @@ def test_plugin_imports_nothing_heavy():
     assert out.strip() == "[]"
 
 
+def test_syrupy_extensions_are_defined_as_written_and_importable_by_name():
+    """The extension classes are module-level classes of their own module (no longer built into
+    the plugin's globals on first use); syrupy imports them back by `module.qualname` to
+    report unused snapshots."""
+    import ast
+    import inspect
+
+    from syrupy.utils import import_module_member
+
+    from ctxkit.snapshots import syrupy_extensions
+
+    written = {n.name for n in ast.parse(inspect.getsource(syrupy_extensions)).body if isinstance(n, ast.ClassDef)}
+    for cls in (syrupy_extensions.PayloadSnapshotExtension, syrupy_extensions.FixtureSnapshotExtension):
+        assert cls.__name__ in written
+        assert import_module_member(f"{cls.__module__}.{cls.__qualname__}") is cls
+
+
 def test_ctxkit_snapshot_writes_readable_json_then_passes(project):
     result = run(project, "--snapshot-update")
     result.assert_outcomes(passed=1)

@@ -64,7 +64,7 @@ def report(p: CompressionPlan) -> dict[str, Any]:
     }
 
 
-class Number(NamedTuple):
+class WorkedNumber(NamedTuple):
     """One line of the arithmetic: a label, its value and how it was worked out."""
 
     label: str
@@ -94,28 +94,28 @@ def verdict(p: CompressionPlan) -> str:
     return f"compression due: no (history {p.history_tokens} <= threshold {p.threshold})"
 
 
-def numbers(p: CompressionPlan) -> list[Number]:
+def numbers(p: CompressionPlan) -> list[WorkedNumber]:
     """The trigger arithmetic (R-CMP-1) and the recent budget (R-CMP-2), each with its formula."""
     eff, s = p.eff, p.eff.settings
     found = [
-        Number("max_input_tokens", str(eff.max_input_tokens), "the model's window"),
-        Number("reserved", str(p.reserved_tokens), "worst-case system prompt + agent message (R-SYS-6)"),
+        WorkedNumber("max_input_tokens", str(eff.max_input_tokens), "the model's window"),
+        WorkedNumber("reserved", str(p.reserved_tokens), "worst-case system prompt + agent message (R-SYS-6)"),
     ]
     if p.has_room:
         found += [
-            Number("available", str(p.available_tokens), "max_input_tokens - reserved"),
-            Number("threshold", str(p.threshold), f"floor(available x {s.compression_trigger_ratio}) (R-CMP-1)"),
+            WorkedNumber("available", str(p.available_tokens), "max_input_tokens - reserved"),
+            WorkedNumber("threshold", str(p.threshold), f"floor(available x {s.compression_trigger_ratio}) (R-CMP-1)"),
         ]
     else:
         found += [
-            Number("available", "none", "the reserved tokens fill the window"),
-            Number("threshold", "none", "no room for history, so nothing to compare with"),
+            WorkedNumber("available", "none", "the reserved tokens fill the window"),
+            WorkedNumber("threshold", "none", "no room for history, so nothing to compare with"),
         ]
     recent = f"floor(history x {s.recent_messages_ratio}) (R-CMP-2)" if p.should_compress else "0: not due (R-CMP-4)"
     return [
         *found,
-        Number("history", str(p.history_tokens), "summary + texts and call arguments after its cutoff"),
-        Number("recent budget", str(p.tokens_for_recent), recent),
+        WorkedNumber("history", str(p.history_tokens), "summary + texts and call arguments after its cutoff"),
+        WorkedNumber("recent budget", str(p.tokens_for_recent), recent),
     ]
 
 
