@@ -12,7 +12,7 @@ import enum
 from dataclasses import dataclass, field
 
 from ctxkit import collector
-from ctxkit.assembly.assemble import Assembly, Shared, assemble
+from ctxkit.assembly.assemble import Assembly, Incremental, assemble
 from ctxkit.history.working import Image
 from ctxkit.loading import models
 from ctxkit.loading.config import Options, resolve
@@ -103,11 +103,11 @@ class _ByteBound:
         return self._meter.image(image)
 
 
-def run(fixture: Fixture, options: Options | None = None, *, shared: Shared | None = None) -> Result:
-    """`shared`: work reused across the calls of one replay (see `assemble.Shared`)."""
+def run(fixture: Fixture, options: Options | None = None, *, state: Incremental | None = None) -> Result:
+    """`state`: what a replay carries from call to call (`replay.state.State`); same result without it."""
     with collector.paused():  # linear allocation, no cycles: see `collector`
         eff = resolve(fixture, options)
-        assembly = assemble(eff, shared=shared)
+        assembly = assemble(eff, state=state)
         return Result(assembly, translate(translation_input(assembly)))
 
 

@@ -1,6 +1,6 @@
 """R-RPL-9: replay shares work between calls, and sharing never changes a call.
 
-Every call assembled with the replay's shared work (`assemble.Shared`: branch lookups, each
+Every call assembled with the replay's shared work (`replay.state.State`: branch lookups, each
 stored message's conversion and cacheable copy, the positions behind the lazily recorded
 fates of the dropped history) must equal the same call assembled afresh, and each
 stored message is converted once per replay, however many calls send it.
@@ -87,7 +87,7 @@ def test_r_rpl_9_item_memo_gives_the_items_counted_afresh(provider: str) -> None
 
 def test_r_rpl_9_dropped_fates_through_the_shared_index_equal_fresh_ones() -> None:
     """The fates of dropped messages are found through one key index for all calls
-    (`convert.Conversions.positions`); each must equal the same call's fate assembled afresh."""
+    (the positions on the path of `replay.state.State`); each must equal the same call's fate assembled afresh."""
     looked_up = 0
 
     def check(index: int, call: Any, result: Any) -> None:

@@ -9,22 +9,23 @@ fates are worked out when a report asks (see `fates`).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
+from typing import Protocol
 
 from ctxkit.assembly import project as proj
 from ctxkit.assembly import system as sysp
 from ctxkit.assembly.fates import DroppedHistory, Fated, Fates, Older, fate_all
-from ctxkit.counting.measure import Meter
+from ctxkit.assembly.files import Eviction, forgotten_files
+from ctxkit.counting.measure import Meter, meter_for
 from ctxkit.errors import RuleError
 from ctxkit.history import convert as conv
 from ctxkit.history import tree
 from ctxkit.history.working import Fate, Kind, Origin, Record, Segment, Working
 from ctxkit.loading.config import Effective
-from ctxkit.loading.domain import FileKind, FileRecord
+from ctxkit.loading.domain import FileRecord
 from ctxkit.output import plural
 
 
@@ -72,21 +73,30 @@ def reserved_tokens(eff: Effective, meter: Meter, date: str | None = None) -> in
     return sysp.reserved_tokens(eff, meter.text, today(eff) if date is None else date)
 
 
-@dataclass(slots=True)
-class Shared:
-    """Work shared by the calls of one replay (R-RPL-9): branch lookups and each stored
-    message's conversion. Without it `assemble` does everything afresh (same result)."""
+class Incremental(Protocol):
+    """What replay carries from one call to the next (`replay.state.State`, R-RPL-9): each
+    method gives what the plain step named in its docstring gives, from work shared by the
+    calls. `assemble` without it runs the plain steps: the rules as written."""
 
-    paths: tree.Paths = field(default_factory=tree.Paths)
-    conversions: conv.Conversions = field(default_factory=conv.Conversions)
-    cacheable: dict[int, tuple[Working, Working]] = field(default_factory=dict)  # id → (message, its copy)
+    def meter(self, eff: Effective) -> Meter:
+        """A `Meter` for `eff`."""
+        ...
 
-    def kept(self, w: Working) -> Working:
-        """`w.with_(cacheable=True)`, made once per message: later calls get the same object."""
-        found = self.cacheable.get(id(w))
-        if found is None or found[0] is not w:
-            found = self.cacheable[id(w)] = (w, w.with_(cacheable=True))
-        return found[1]
+    def branch(self, eff: Effective) -> tree.Branch:
+        """`tree.select(eff.fixture, eff.leaf)`."""
+        ...
+
+    def converted(self, branch: tree.Branch, eff: Effective) -> conv.Converted:
+        """`conv.convert(branch, eff.fixture, eff.templates)`."""
+        ...
+
+    def truncate(self, converted: conv.Converted, first: int, room: int, meter: Meter) -> Truncation:
+        """`truncate(converted, first, room, meter)`."""
+        ...
+
+    def cacheable(self, ws: list[Working]) -> list[Working]:
+        """`[w.with_(cacheable=True) for w in ws]`."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,17 +125,6 @@ class Truncation:
 
 
 @dataclass(frozen=True, slots=True)
-class Eviction:
-    """R-FILE-1…3's outcome: the history still kept, what was evicted, and the list."""
-
-    kept: list[Working]
-    evicted: list[Working]  # oldest first; a prefix of the history it was given
-    listing: Working | None
-    found: list[tuple[FileRecord, bool]]  # the files listed: (file, size known)
-    left_out: int  # forgotten files that did not fit the list
-
-
-@dataclass(frozen=True, slots=True)
 class Answered:
     """R-ASM-8's outcome: the kept history and in-turn messages without orphan results."""
 
@@ -134,12 +133,14 @@ class Answered:
     orphans: list[Working]
 
 
-def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
-    """The pipeline of assembly: each step below returns a small value; only this function combines them."""
-    meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
+def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
+    """The pipeline of assembly: each step below returns a small value; only this function combines them.
+
+    `state`: a replay's (see `Incremental`); the assembly is the same without it."""
+    meter = state.meter(eff) if state else meter_for(eff)
     record = Record()
-    branch = tree.select(eff.fixture, eff.leaf, paths=shared.paths if shared else None)
-    converted = conv.convert(branch, eff.fixture, eff.templates, memo=shared.conversions if shared else None)
+    branch = state.branch(eff) if state else tree.select(eff.fixture, eff.leaf)
+    converted = state.converted(branch, eff) if state else conv.convert(branch, eff.fixture, eff.templates)
     last_user = converted.last_user
     if last_user is None:
         raise RuleError(f"{eff.fixture.source}: no user message on the branch: nothing to answer (R-ASM-3)")
@@ -151,7 +152,7 @@ def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
     first = last_n_cut(converted, eff.settings.last_n_user_messages)
     tail = [last_user, *converted.in_turn]
     room = budget - tail_tokens(eff, meter, tail, budget)
-    cut = truncate(converted, first, room, meter)
+    cut = state.truncate(converted, first, room, meter) if state else truncate(converted, first, room, meter)
     eviction = Eviction(kept=cut.kept, evicted=[], listing=None, found=[], left_out=0)
     if "read_file" in eff.tool_names:
         known = converted.file_ids(cut.end) | {w.file_id for w in cut.head if w.file_id}
@@ -162,7 +163,7 @@ def assemble(eff: Effective, *, shared: Shared | None = None) -> Assembly:
                 "it does not fit the history budget (R-FILE-3)"
             )
     answered = drop_orphans(eviction.kept, tail[1:])
-    kept = list(map(shared.kept, answered.kept)) if shared else [w.with_(cacheable=True) for w in answered.kept]
+    kept = state.cacheable(answered.kept) if state else [w.with_(cacheable=True) for w in answered.kept]
     older = Older(converted, cut=first, end=cut.end)
     decided: dict[str, Fated] = {}  # the units left out whole are recorded as two runs (`Fates`)
     fate_all(decided, cut.head, Fate.TRUNCATED, "R-ASM-4")
@@ -332,92 +333,3 @@ def truncate(converted: conv.Converted, first: int, room: int, meter: Meter) -> 
             kept.append(ws[j])
     kept.reverse()
     return Truncation(kept=kept, head=[], end=first)
-
-
-def forgotten_files(
-    eff: Effective,
-    meter: Meter,
-    converted: conv.Converted,
-    kept: list[Working],
-    dropped_files: set[str],
-    room: int,
-) -> Eviction:
-    """R-FILE-1…3: list the files no surviving message carries; evict until it fits.
-
-    Linear: the kept cost and the carried files are updated per eviction. A list that
-    gains entries never counts fewer tokens, so after an evicted message adds a file
-    the last count is a lower bound; the list is rebuilt and re-counted only when even
-    that bound fits (one count per fit attempt, not one per evicted file).
-    """
-    files = {f.id: f for f in eff.fixture.files}
-    order = {fid: n for n, fid in enumerate(converted.files_in_order)}
-    carried = Counter(w.file_id for w in kept if w.file_id)
-    known = set(dropped_files)  # the files of file messages left out (R-FILE-1)
-    kept_cost = sum(meter.of(w) for w in kept)
-    start = 0
-
-    def entries() -> list[tuple[FileRecord, bool]]:
-        listed = {fid for fid in known if not carried[fid]}
-        found = [(files[fid], True) for fid in listed]
-        found += [(files[fid], False) for fid in converted.summarized_files if not carried[fid] and fid not in listed]
-        found = [(f, k) for f, k in found if f.kind is not FileKind.IMAGE]
-        found.sort(key=lambda e: order.get(e[0].id, len(order)))
-        return found
-
-    found = entries()
-    if not found:
-        return Eviction(kept=kept, evicted=[], listing=None, found=[], left_out=0)
-    text = proj.read_file_list(found, eff.templates)
-    cost = meter.text(text)
-    stale = False  # files joined the list since `cost` was counted: it is a lower bound
-    while True:
-        if cost + kept_cost <= room:
-            if not stale:
-                break
-            found = entries()  # it may fit now: count the list as it is
-            text = proj.read_file_list(found, eff.templates)
-            cost, stale = meter.text(text), False
-            continue
-        if start == len(kept):
-            return partial_list(eff, meter, entries() if stale else found, room, evicted=kept)
-        w = kept[start]
-        start += 1
-        kept_cost -= meter.of(w)
-        if w.file_id:
-            carried[w.file_id] -= 1
-            known.add(w.file_id)
-            stale = True
-    listing = Working("forgotten_files", Kind.USER, text, cost, origin=Origin.FORGOTTEN_FILES)
-    return Eviction(kept=kept[start:], evicted=kept[:start], listing=listing, found=found, left_out=0)
-
-
-def partial_list(
-    eff: Effective,
-    meter: Meter,
-    found: list[tuple[FileRecord, bool]],
-    room: int,
-    *,
-    evicted: list[Working],
-) -> Eviction:
-    """R-FILE-3: no older history left and the list still does not fit: keep a prefix.
-
-    The longest fitting prefix, found by bisection (O(log n) counts, not O(n)): a longer
-    list is the shorter one plus a line break and more lines, so it never counts fewer.
-    """
-
-    def cost(n: int) -> tuple[str, int]:
-        text = proj.read_file_list(found[:n], eff.templates)
-        return text, meter.text(text)
-
-    lo, hi = 0, len(found) - 1  # the longest fitting prefix has lo..hi entries; 0 = no list
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if cost(mid)[1] <= room:
-            lo = mid
-        else:
-            hi = mid - 1
-    if lo == 0:
-        return Eviction(kept=[], evicted=evicted, listing=None, found=[], left_out=len(found))
-    text, tokens = cost(lo)
-    listing = Working("forgotten_files", Kind.USER, text, tokens, origin=Origin.FORGOTTEN_FILES)
-    return Eviction(kept=[], evicted=evicted, listing=listing, found=found[:lo], left_out=len(found) - lo)

@@ -9,9 +9,8 @@ out.
 Most of a long history is dropped whole and never converted (see `convert.Converted`):
 the dropped part is kept as two runs of units, `[0, cut)` and `[cut, end)`, and a
 message's `Fated` is made when it is looked up, converting only its stored message. So
-recording costs nothing per dropped message, and replay's calls do not each pay for the
-whole history (R-RPL-9). Reading every fate (a report listing every message) builds the
-whole record once.
+recording costs nothing per dropped message. Reading every fate (a report listing every
+message) builds the whole record once.
 """
 
 from __future__ import annotations
@@ -67,7 +66,7 @@ class Older:
         return self._runs
 
     def counts(self) -> tuple[int, int]:
-        """How many working messages each run holds (shared work in a replay: see `Converted.count`)."""
+        """How many working messages each run holds (`Converted.count`)."""
         count = self._converted.count
         return count(0, self._cut), count(self._cut, self._end)
 
@@ -96,19 +95,16 @@ class Fates(Mapping[str, Fated]):
     """`own` (key → fate, decided one by one) over the runs of the older history left out.
 
     `dropped_own` are the messages assembly converted and then left out (the start of the
-    unit where truncation stopped, R-FILE-3's evictions): their fates are in `own`. A few
-    lookups of older keys (a replay break) convert one stored message each; past
-    `LOOKUPS_BEFORE_ALL` of them (a report reading every message) the whole record is built once.
+    unit where truncation stopped, R-FILE-3's evictions): their fates are in `own`. Looking
+    up an older key converts its stored message alone (`Older.find`); iterating builds the
+    whole record once.
     """
 
-    LOOKUPS_BEFORE_ALL = 32
-
-    __slots__ = ("_all", "_dropped_own", "_lookups", "_older", "_own")
+    __slots__ = ("_all", "_dropped_own", "_older", "_own")
 
     def __init__(self, own: dict[str, Fated], older: Older, dropped_own: Sequence[Working]) -> None:
         self._own, self._older, self._dropped_own = own, older, dropped_own
         self._all: dict[str, Fated] | None = None
-        self._lookups = 0
 
     def _every(self) -> dict[str, Fated]:
         if self._all is None:
@@ -118,11 +114,7 @@ class Fates(Mapping[str, Fated]):
     def get(self, key: str, default: Any = None) -> Any:  # without raising: replay asks per message
         found = self._own.get(key)
         if found is None and key.startswith("m:"):  # generated messages have no fate
-            if self._all is None and self._lookups < self.LOOKUPS_BEFORE_ALL:
-                self._lookups += 1
-                found = self._older.find(key)
-            else:
-                found = self._every().get(key)
+            found = self._older.find(key)
         return default if found is None else found
 
     def __getitem__(self, key: str) -> Fated:

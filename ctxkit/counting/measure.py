@@ -8,48 +8,38 @@ long history that truncation never looks at is never tokenized.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ctxkit.counting import images as imagelib
 from ctxkit.counting.tokens import get_counter
-from ctxkit.history.working import Call, Image, Origin, Working
+from ctxkit.history.working import Call, Image, Working
+from ctxkit.loading.config import Effective
 from ctxkit.loading.templates import Templates
 
 UNREADABLE_IMAGE_TOKENS = imagelib.BASE_TOKENS  # an image whose size cannot be read costs the base alone
 
 
-@dataclass(slots=True)
-class _Shared:
-    texts: dict[str, dict[str, int]] = field(default_factory=dict)  # per tokenizer: text → count
-    # per tokenizer: id → (image-less working message, its cost), which needs only the tokenizer
-    messages: dict[str, dict[int, tuple[Working, int]]] = field(default_factory=dict)
+class Counts:
+    """Token counts remembered for every `Meter` given them, per tokenizer: each distinct text's,
+    and each image-less working message's cost by key (with the message itself: a later message
+    under the same key is costed afresh).
 
+    Replay assembles the same stored messages once per call: with one `Counts` for all its
+    meters (the replay's state holds it), each text is tokenized once per replay, not once per
+    call, and each message costed once (R-RPL-9). A single assembly needs none."""
 
-# Working messages made from stored messages, the same objects call after call (the replay shares
-# their conversion); generated ones (system, reminder, in-flight, …) are new on every call: kept,
-# their costs would only hold every call's messages in memory until the replay ends.
-_SHARED_ORIGINS = frozenset({Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER})
+    __slots__ = ("_messages", "_texts")
 
-_SHARED: contextvars.ContextVar[_Shared | None] = contextvars.ContextVar("ctxkit_shared_counts", default=None)
+    def __init__(self) -> None:
+        self._texts: dict[str, dict[str, int]] = {}
+        self._messages: dict[str, dict[str, tuple[Working, int]]] = {}
 
+    def texts(self, tokenizer: str) -> dict[str, int]:
+        return self._texts.setdefault(tokenizer, {})
 
-@contextlib.contextmanager
-def shared_counts() -> Iterator[None]:
-    """Within it, every Meter remembers each distinct text's count for all the others, and each
-    image-less working message's cost by identity.
-
-    Replay assembles the same stored messages once per call: with this, each text is
-    tokenized once per replay, not once per call, and each message costed once (R-RPL-9)."""
-    token = _SHARED.set(_Shared())
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
+    def messages(self, tokenizer: str) -> dict[str, tuple[Working, int]]:
+        return self._messages.setdefault(tokenizer, {})
 
 
 def dumps_args(args: Any) -> str:
@@ -70,18 +60,26 @@ def call_args_text(call: _WrittenCall) -> str:
     return call.args_text if call.args_text is not None else dumps_args(call.args)
 
 
+def meter_for(eff: Effective, counts: Counts | None = None) -> Meter:
+    """The meter of an assembly's settings (tokenizer, image support, templates)."""
+    return Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates, counts=counts)
+
+
 class Meter:
-    def __init__(self, tokenizer: str, *, supports_images: bool, templates: Templates) -> None:
+    def __init__(
+        self, tokenizer: str, *, supports_images: bool, templates: Templates, counts: Counts | None = None
+    ) -> None:
+        """`counts`: texts counted by other meters too (one replay's); None: this meter's own."""
         self.tokenizer = tokenizer
         self.supports_images = supports_images
         self.templates = templates
+        self.counts = counts
         self._counter = get_counter(tokenizer)
         self._cache: dict[str, int] = {}
-        shared = _SHARED.get()
         # Each distinct text is tokenized once: the request as sent (R-RPL-4, R-ASM-9) re-reads
         # the texts assembly counted, and roles and tool names recur on every message.
-        self._texts = shared.texts.setdefault(tokenizer, {}) if shared is not None else {}
-        self._costs = shared.messages.setdefault(tokenizer, {}) if shared is not None else None
+        self._texts = counts.texts(tokenizer) if counts is not None else {}
+        self._costs = counts.messages(tokenizer) if counts is not None else None
         self.counted_texts = 0  # how many texts were tokenized (for benchmarks and tests)
 
     def text(self, text: str) -> int:
@@ -114,14 +112,14 @@ class Meter:
         if cached is not None:
             return cached
         costs = self._costs
-        known = costs.get(id(w)) if costs is not None else None
+        known = costs.get(w.key) if costs is not None else None
         if known is not None and known[0] is w:
             total = known[1]
         else:
             total = w.tokens if w.tokens is not None else self.text(w.text if w.count_text is None else w.count_text)
             total += sum(self.image(i) for i in w.images if not i.project)
             total += sum(self.call(c) for c in w.tool_calls)
-            if costs is not None and not w.images and w.origin in _SHARED_ORIGINS:
-                costs[id(w)] = (w, total)
+            if costs is not None and not w.images:  # an image's cost depends on more than the tokenizer
+                costs[w.key] = (w, total)
         self._cache[w.key] = total
         return total

@@ -23,86 +23,6 @@ IMAGE_GENERATION_TOOL = "generate_image"
 PLACEHOLDER_NOTE = "result replaced by the placeholder (R-CONV-3)"
 
 
-class Conversions:
-    """Each stored message's working messages, converted once for all the calls of a replay (R-RPL-9).
-
-    A message's conversion depends on the message, the fixture's files and placeholder setting
-    and the templates, never on the branch around it, so it is reused while those stay the same
-    (checked once per `convert`; any change starts afresh). The history built for the previous
-    call is kept too: when this call's branch extends it (the common case: the next question of
-    the same conversation), only the messages after it are added.
-    """
-
-    def __init__(self) -> None:
-        self._basis: tuple[object, ...] | None = None
-        self._done: dict[str, tuple[StoredMessage, tuple[Working, ...]]] = {}
-        self._live: tuple[StoredMessage, ...] = ()  # the messages `_history` was built from
-        self._history: list[Working] = []
-        self._counted: tuple[StoredMessage, ...] = ()  # the messages `_ends` was built from
-        self._ends: list[int] = [0]
-        self._indexed: tuple[StoredMessage, ...] = ()  # the messages `_positions` was built from
-        self._positions: dict[str, int] = {}
-
-    def start(self, fixture: Fixture, templates: Templates) -> dict[str, FileRecord]:
-        files = {f.id: f for f in fixture.files}
-        settings = fixture.settings
-        basis = (fixture.files, settings.tool_result_placeholder_tokens, settings.as_logged, dict(templates.texts))
-        if basis != self._basis:
-            self._basis, self._done, self._live, self._history = basis, {}, (), []
-            self._counted, self._ends = (), [0]
-            self._indexed, self._positions = (), {}
-        return files
-
-    def of(
-        self, m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, templates: Templates
-    ) -> tuple[Working, ...]:
-        found = self._done.get(m.id)
-        if found is not None and found[0] is m:
-            return found[1]
-        produced = tuple(_message(m, files, fixture, templates))
-        self._done[m.id] = (m, produced)
-        return produced
-
-    def history(
-        self, before: tuple[StoredMessage, ...], files: dict[str, FileRecord], fixture: Fixture, templates: Templates
-    ) -> list[Working]:
-        """The working messages of `before` (whole messages, in order), reusing the last call's."""
-        done = self._live
-        n = len(done)
-        if n and n <= len(before) and before[0] is done[0] and before[n - 1] is done[n - 1]:
-            history = list(self._history)  # same root and same end: a tree path, so the same prefix
-        else:
-            n, history = 0, []
-        for m in before[n:]:
-            history.extend(self.of(m, files, fixture, templates))
-        self._live, self._history = before, history
-        return list(history)
-
-    def ends(
-        self, before: tuple[StoredMessage, ...], files: dict[str, FileRecord], fixture: Fixture, templates: Templates
-    ) -> list[int]:
-        """`ends[k]`: how many working messages `before[:k]` make, extending the last call's sums."""
-        done, n = self._counted, len(self._counted)
-        if not (n and n <= len(before) and before[0] is done[0] and before[n - 1] is done[n - 1]):
-            n, self._ends = 0, [0]  # not an extension of the last call's messages: start afresh
-        ends = self._ends
-        del ends[n + 1 :]
-        for m in before[n:]:
-            ends.append(ends[-1] + len(self.of(m, files, fixture, templates)))
-        self._counted = before
-        return ends
-
-    def positions(self, before: tuple[StoredMessage, ...]) -> dict[str, int]:
-        """Each message id of `before` → its index, extending the last call's index (ids of a
-        longer branch may be there too: check the index against `before`)."""
-        done, n = self._indexed, len(self._indexed)
-        if not (n and n <= len(before) and before[0] is done[0] and before[n - 1] is done[n - 1]):
-            n, self._positions = 0, {}  # not an extension of the last call's messages: start afresh
-        self._positions.update((m.id, k) for k, m in enumerate(before[n:], start=n))
-        self._indexed = before
-        return self._positions
-
-
 class Converted:
     """The branch as working messages, converted on demand, newest first when assembling.
 
@@ -113,9 +33,9 @@ class Converted:
     reaches is never converted. `history` converts them all (reports that list every message).
     """
 
-    def __init__(self, branch: Branch, fixture: Fixture, templates: Templates, memo: Conversions | None) -> None:
-        self._branch, self._fixture, self._templates, self._memo = branch, fixture, templates, memo
-        self._files = memo.start(fixture, templates) if memo is not None else {f.id: f for f in fixture.files}
+    def __init__(self, branch: Branch, fixture: Fixture, templates: Templates) -> None:
+        self._branch, self._fixture, self._templates = branch, fixture, templates
+        self._files = {f.id: f for f in fixture.files}
         s = branch.summary
         self._head: tuple[Working, ...] = ()
         if s is not None:
@@ -137,9 +57,7 @@ class Converted:
         self._files_in_order: tuple[str, ...] | None = None
 
     def _of(self, m: StoredMessage) -> tuple[Working, ...]:
-        if self._memo is not None:
-            return self._memo.of(m, self._files, self._fixture, self._templates)
-        return tuple(_message(m, self._files, self._fixture, self._templates))
+        return message(m, self._files, self._fixture, self._templates)
 
     def unit(self, u: int) -> tuple[Working, ...]:
         """The working messages of unit `u` (0 = the oldest), converted on first use."""
@@ -158,10 +76,6 @@ class Converted:
         s = self._branch.summary
         if s is not None and message_id == s.id:
             return 0
-        if self._memo is not None:  # a replay: one index for all its calls (R-RPL-9)
-            i = self._memo.positions(self.stored).get(message_id)
-            ok = i is not None and i < len(self.stored) and self.stored[i].id == message_id
-            return len(self._head) + i if ok and i is not None else None
         if self._index is None:
             self._index = {m.id: n for n, m in enumerate(self.stored, start=len(self._head))}
         return self._index.get(message_id)
@@ -189,31 +103,28 @@ class Converted:
         return found
 
     def count(self, start: int, end: int) -> int:
-        """How many working messages units [start, end) make; in a replay from running sums
-        shared by its calls, otherwise by converting them."""
+        """How many working messages units [start, end) make."""
         if start >= end:
             return 0
         head = len(self._head)
         total = len(self._head) if start < head else 0
         first, last = max(start, head) - head, min(end - head, len(self.stored))
         if first < last:
-            if self._memo is not None:
-                ends = self._memo.ends(self.stored, self._files, self._fixture, self._templates)
-                total += ends[last] - ends[first]
-            else:
-                total += sum(len(self.unit(u)) for u in range(first + head, last + head))
+            total += self._count_stored(first, last)
         if end >= self.units:
             total += len(self.pinned)
         return total
+
+    def _count_stored(self, first: int, last: int) -> int:
+        """How many working messages stored[first:last] make."""
+        head = len(self._head)
+        return sum(len(self.unit(u)) for u in range(first + head, last + head))
 
     @property
     def history(self) -> tuple[Working, ...]:
         """The whole older history, oldest first (summary first, pinned files before their message)."""
         if self._history is None:
-            if self._memo is not None:
-                older = self._memo.history(self.stored, self._files, self._fixture, self._templates)
-            else:
-                older = [w for u in range(len(self._head), self.units - 1) for w in self.unit(u)]
+            older = [w for u in range(len(self._head), self.units - 1) for w in self.unit(u)]
             self._history = (*self._head, *older, *self.pinned)
         return self._history
 
@@ -235,9 +146,17 @@ class Converted:
         return self._files_in_order
 
 
-def convert(branch: Branch, fixture: Fixture, templates: Templates, *, memo: Conversions | None = None) -> Converted:
+def convert(branch: Branch, fixture: Fixture, templates: Templates) -> Converted:
     """The branch's working messages; the older history is converted when first read."""
-    return Converted(branch, fixture, templates, memo)
+    return Converted(branch, fixture, templates)
+
+
+def message(
+    m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, templates: Templates
+) -> tuple[Working, ...]:
+    """One stored message's working messages (R-CONV-1…3): they depend on the message, the
+    fixture's files and placeholder setting and the templates, never on the branch around it."""
+    return tuple(_message(m, files, fixture, templates))
 
 
 def require_image_cost(fixture: Fixture, f: FileRecord) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from ctxkit.counting.measure import Meter
+from ctxkit.counting.measure import Counts, Meter, meter_for
 from ctxkit.errors import RuleError
 from ctxkit.history import tree
 from ctxkit.loading.config import Effective, Options, resolve
@@ -67,7 +67,16 @@ class Asked(enum.Enum):
 class Planner:
     """`count()` the calls, `calls()` yields them in order (lazily: each holds a derived fixture)."""
 
-    def __init__(self, fixture: Fixture, options: Options | None = None, *, compress_as: int | None = None) -> None:
+    def __init__(
+        self,
+        fixture: Fixture,
+        options: Options | None = None,
+        *,
+        compress_as: int | None = None,
+        paths: tree.Paths | None = None,
+        counts: Counts | None = None,
+    ) -> None:
+        """`paths`, `counts`: the branch lookups and token counts the replay's assembly shares."""
         options = options or Options()
         self.fixture = fixture
         self.options = options
@@ -76,7 +85,7 @@ class Planner:
         leaf = eff.leaf if eff.leaf is not None else tree.default_leaf(fixture)
         self.path = tree.path_to(fixture, leaf)
         self.position = {m.id: i for i, m in enumerate(self.path)}
-        self.paths = tree.Paths()  # each call's branch extends the previous one's (R-RPL-9)
+        self.paths = paths or tree.Paths()  # each call's branch extends the previous one's (R-RPL-9)
         self.children: dict[str | None, list[StoredMessage]] = {}
         for m in fixture.messages:
             if m.role is not Role.SUMMARY:
@@ -84,6 +93,7 @@ class Planner:
         self.now = options.now or fixture.now
         self.synthetic: list[StoredMessage] = []
         self._meter: Meter | None = None  # R-CMP-1 counts, shared by every question's check
+        self._counts = counts
         self._running: list[int] = []
         self.hanging = {m.parent for m in fixture.messages if m.role is Role.SUMMARY}
         self._base = fixture.messages  # fixture.messages + the synthetic summaries so far
@@ -256,7 +266,7 @@ class Planner:
         from ctxkit.compression.compress import message_tokens, trigger
 
         if self._meter is None:
-            self._meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
+            self._meter = meter_for(eff, self._counts)
             running = [0]
             for m in self.path:
                 running.append(running[-1] + message_tokens(m, self._meter))

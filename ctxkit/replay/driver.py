@@ -15,8 +15,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from ctxkit import collector
-from ctxkit.assembly.assemble import Shared
-from ctxkit.counting.measure import call_args_text, shared_counts
+from ctxkit.counting.measure import call_args_text
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
@@ -24,8 +23,9 @@ from ctxkit.pipeline import WarningKind, run
 from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Output, Planner, ReplayCall
 from ctxkit.replay.cost import Pricer
+from ctxkit.replay.state import State
 from ctxkit.replay.warned import Warned
-from ctxkit.translate.items import ItemMemo, priming_tokens, prompt_items, prompt_tokens
+from ctxkit.translate.items import priming_tokens, prompt_items, prompt_tokens
 
 if TYPE_CHECKING:
     from ctxkit.counting.measure import Meter
@@ -82,13 +82,14 @@ def replay(
     # The collector stays paused for the whole replay, not re-enabled between calls: each
     # re-enabling let it rescan the whole fixture, once per call (a cost that grew with
     # calls × history). Replay builds no reference cycles (see `collector`).
-    with shared_counts(), collector.paused():
+    with collector.paused():
         return _replay(fixture, options, compress_as=compress_as, on_call=on_call)
 
 
 def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | None, on_call: OnCall | None) -> Replay:
     eff = resolve(fixture, options)
-    planner = Planner(fixture, options, compress_as=compress_as)
+    state = State()  # everything carried from one call to the next (R-RPL-9)
+    planner = Planner(fixture, options, compress_as=compress_as, paths=state.paths, counts=state.counts)
     rules = cache.rules(str(eff.provider), eff.model, fixture.settings.cache)
     prompt_cache = cache.Cache(rules)
     pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices, one_hour=rules.ttl == "1h")
@@ -98,14 +99,12 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     sides = breaks.Sides()
     key_ids: dict[str, int] = {}  # each distinct item key's number: the trie and the views hold numbers
     rows: list[CallRow] = []
-    shared = Shared()  # each stored message converted once for all calls (R-RPL-9)
-    memo = ItemMemo()  # and each distinct prompt item keyed and counted once
     for index, call in enumerate(planner.calls()):
         try:
-            result = run(call.fixture, call.options, shared=shared)
+            result = run(call.fixture, call.options, state=state)
         except RuleError as exc:
             raise RuleError(f"call {index} ({call.label}): {exc}") from None
-        items = prompt_items(result.payload, meter=result.assembly.meter, memo=memo)
+        items = prompt_items(result.payload, meter=result.assembly.meter, memo=state.items)
         prompt = prompt_tokens(items, priming_tokens(result.payload, meter=result.assembly.meter))
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         for w in result.typed_warnings():  # one per kind: R-ASM-9's names the first call and counts the rest

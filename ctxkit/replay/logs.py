@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from ctxkit import providers
-from ctxkit.counting.measure import Meter, shared_counts
+from ctxkit.counting.measure import Counts, Meter
 from ctxkit.counting.reported import Reported, reported_usage
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading.domain import CacheRules
@@ -95,8 +95,7 @@ def replay_log(
     on_call: OnLogCall | None = None,
 ) -> LogReplay:
     """Every call of the log (see the module docstring); `on_call(index, record, body)` sees each."""
-    with shared_counts():
-        return _Run(log, provider, tokenizer, model, skip_bad, on_call).run()
+    return _Run(log, provider, tokenizer, model, skip_bad, on_call).run()
 
 
 class _Run:
@@ -113,6 +112,7 @@ class _Run:
         self.skip_bad, self.on_call = skip_bad, on_call
         self.groups: dict[tuple[str, str], _Group] = {}
         self.meters: dict[tuple[str, str], Meter] = {}
+        self.counts = Counts()  # each distinct text counted once for all the log's calls (R-RPL-9)
         self.pricers: dict[tuple[str, str], Pricer] = {}
         self.memos: dict[str, ItemMemo] = {}
         self.last_of_session: dict[str | None, tuple[str, str]] = {}
@@ -229,9 +229,11 @@ class _Run:
         """The model's meter (`sent.body_meter`), or one with `--tokenizer`; one per model."""
         meter = self.meters.get((provider, model))
         if meter is None:
-            meter = body_meter(provider, model)
+            meter = body_meter(provider, model, self.counts)
             if self.tokenizer is not None and self.tokenizer != meter.tokenizer:
-                meter = Meter(self.tokenizer, supports_images=meter.supports_images, templates=meter.templates)
+                meter = Meter(
+                    self.tokenizer, supports_images=meter.supports_images, templates=meter.templates, counts=self.counts
+                )
             self.meters[(provider, model)] = meter
         return meter
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxkit.counting.measure import Meter
+from ctxkit.counting.measure import Counts, Meter
 from ctxkit.loading import models
 from ctxkit.loading.templates import Templates
 from ctxkit.translate import Payload
@@ -28,8 +28,9 @@ def body_payload(provider: str, body: dict[str, Any], model: str | None = None) 
     return Payload(provider, body, Prepared([], 0, 0), (), model or str(body.get("model") or ""), sent=True)
 
 
-def body_meter(provider: str, model: str | None) -> Meter:
-    """A meter for counting a body sent to `model` (its tokenizer and image support)."""
+def body_meter(provider: str, model: str | None, counts: Counts | None = None) -> Meter:
+    """A meter for counting a body sent to `model` (its tokenizer and image support); `counts`:
+    the texts other meters counted (one log replay's)."""
     info = models.lookup(provider, model) if model else None
     defaults = info or models.unknown_defaults(provider, model or "")
-    return Meter(defaults.tokenizer, supports_images=True, templates=Templates.build())
+    return Meter(defaults.tokenizer, supports_images=True, templates=Templates.build(), counts=counts)

@@ -1,0 +1,211 @@
+"""What a replay carries from one call to the next (R-RPL-9): `State`, owned by the driver.
+
+Input: what each call's assembly asks for (`assembly.assemble.Incremental`: a meter, the
+branch, its working messages, truncation, cacheable copies). Output: the values the plain
+steps give, from work shared by the calls:
+
+* `counts`: each distinct text's token count, for every call's `Meter`;
+* `paths`: branch lookups (the planner's and assembly's), each call's path extending the last;
+* each stored message's working messages and their cacheable copies, made once;
+* the window: the working messages along the current root path with running sums of their
+  costs, extended as the conversation grows (cut back where an edit leaves the path), so that
+  truncation (R-ASM-4) is two bisections instead of a walk over the window;
+* `items`: each distinct prompt item's key and tokens (`translate.items.ItemMemo`);
+* `translation`: the translation side's carried work (none yet).
+
+It is the only object that holds work across calls: assembly, conversion and counting keep
+nothing between calls themselves (tests/test_replay_sharing.py checks both that and that every
+call equals the call assembled afresh).
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from typing import Any
+
+from ctxkit.assembly.assemble import Truncation
+from ctxkit.assembly.assemble import truncate as truncate_afresh
+from ctxkit.counting.measure import Counts, Meter, meter_for
+from ctxkit.history import convert, tree
+from ctxkit.history.working import Working
+from ctxkit.loading.config import Effective
+from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
+from ctxkit.loading.templates import Templates
+from ctxkit.translate.items import ItemMemo
+
+
+class State:
+    """One replay's incremental state (see the module docstring); implements `Incremental`."""
+
+    def __init__(self) -> None:
+        self.counts = Counts()
+        self.paths = tree.Paths()
+        self.items = ItemMemo()
+        self.translation: Any = None  # reserved for the translation side's carried work
+        self._basis: tuple[object, ...] | None = None
+        self._done: dict[str, tuple[StoredMessage, tuple[Working, ...]]] = {}  # message id → its working messages
+        self._copies: dict[str, tuple[Working, Working]] = {}  # key → (message, its cacheable copy)
+        self._reset_window()
+
+    def _reset_window(self) -> None:
+        self.path: list[StoredMessage] = []  # the root path the window's arrays run over
+        self.position: dict[str, int] = {}  # message id → its index on `path`
+        self.works: list[Working] = []  # the working messages of `path`, in order
+        self.ends = array("q", [0])  # ends[k]: how many working messages path[:k] make
+        self.sums = array("q", [0])  # sums[n]: the cost of works[:n] (computed as far as truncation asked)
+
+    # --- Incremental ----------------------------------------------------------------------
+
+    def meter(self, eff: Effective) -> Meter:
+        return meter_for(eff, self.counts)
+
+    def branch(self, eff: Effective) -> tree.Branch:
+        return tree.select(eff.fixture, eff.leaf, paths=self.paths)
+
+    def converted(self, branch: tree.Branch, eff: Effective) -> convert.Converted:
+        fixture, settings = eff.fixture, eff.fixture.settings
+        basis = (
+            fixture.files,
+            settings.tool_result_placeholder_tokens,
+            settings.as_logged,
+            dict(eff.templates.texts),
+            eff.tokenizer,
+            eff.supports_images,
+        )
+        if basis != self._basis:  # what a conversion or a cost depends on changed: start afresh
+            self._basis, self._done, self._copies = basis, {}, {}
+            self._reset_window()
+        return _Converted(branch, fixture, eff.templates, self)
+
+    def truncate(self, converted: convert.Converted, first: int, room: int, meter: Meter) -> Truncation:
+        """R-ASM-4 as `assemble.truncate` walks it, from running sums: the longest run of newest
+        messages that fits is found by bisection (costs are never negative, so the first misfit
+        walking back is where the running sum first exceeds the room)."""
+        if not isinstance(converted, _Converted) or converted.state is not self or not converted.synced():
+            return truncate_afresh(converted, first, room, meter)
+        last = converted.units - 1  # the last user message's files: a few, walked
+        if first >= last:
+            return truncate_afresh(converted, first, room, meter)
+        tail = truncate_afresh(converted, last, room, meter)
+        if tail.head:
+            return tail
+        used = sum(map(meter.of, tail.kept))
+        head = converted.head_units
+        base, lo, n = converted.base, max(first - head, 0), len(converted.stored)
+        start, stop = self.ends[base + lo], self.ends[base + n]
+        sums = self._sums_to(stop, meter)
+        s = bisect_left(sums, sums[stop] - (room - used), start, stop)
+        kept = self.works[s:stop] + tail.kept
+        if s > start:  # works[s - 1] does not fit: the start of its message's unit is left out
+            i = bisect_right(self.ends, s - 1, base + lo, base + n + 1) - 1
+            return Truncation(kept=kept, head=self.works[self.ends[i] : s], end=head + i - base)
+        used += sums[stop] - sums[start]
+        if first == 0 and head:  # the summary, the oldest unit
+            (summary,) = converted.unit(0)
+            if used + meter.of(summary) > room:
+                return Truncation(kept=kept, head=[summary], end=0)
+            kept.insert(0, summary)
+        return Truncation(kept=kept, head=[], end=first)
+
+    def cacheable(self, ws: list[Working]) -> list[Working]:
+        copies, out = self._copies, []
+        for w in ws:
+            found = copies.get(w.key)
+            if found is None or found[0] is not w:
+                found = copies[w.key] = (w, w.with_(cacheable=True))
+            out.append(found[1])
+        return out
+
+    # --- shared work ----------------------------------------------------------------------
+
+    def message(
+        self, m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, templates: Templates
+    ) -> tuple[Working, ...]:
+        """`convert.message`, once per stored message for the whole replay."""
+        found = self._done.get(m.id)
+        if found is not None and found[0] is m:
+            return found[1]
+        produced = convert.message(m, files, fixture, templates)
+        self._done[m.id] = (m, produced)
+        return produced
+
+    def sync(self, path: tuple[StoredMessage, ...], upto: int, converted: _Converted) -> None:
+        """Make the window's arrays run over `path[:upto]`: keep what the last calls' path shares
+        with it (root paths that share a message share everything above it), convert the rest."""
+        mine = self.path
+        common = min(len(mine), upto)
+        if common and path[common - 1] is not mine[common - 1]:  # an edit left the path: find where
+            lo, hi = 0, common - 1  # path[k - 1] is mine[k - 1] holds for k <= lo, fails for k > hi
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if path[mid - 1] is mine[mid - 1]:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            common = lo
+            for m in mine[common:]:
+                del self.position[m.id]
+            del mine[common:]
+            end = self.ends[common]
+            del self.ends[common + 1 :]
+            del self.works[end:]
+            del self.sums[end + 1 :]
+        for k in range(len(mine), upto):
+            m = path[k]
+            self.works.extend(converted.of(m))
+            self.ends.append(len(self.works))
+            self.position[m.id] = k
+            mine.append(m)
+
+    def _sums_to(self, stop: int, meter: Meter) -> array[int]:
+        sums, works = self.sums, self.works
+        for n in range(len(sums) - 1, stop):
+            sums.append(sums[-1] + meter.of(works[n]))
+        return sums
+
+
+class _Converted(convert.Converted):
+    """`Converted` over the state's shared conversions and window (the same values)."""
+
+    def __init__(self, branch: tree.Branch, fixture: Fixture, templates: Templates, state: State) -> None:
+        self.state = state
+        super().__init__(branch, fixture, templates)
+        self.base = len(branch.summarized)  # the index of stored[0] on the root path
+        self.head_units = self.units - 1 - len(self.stored)  # 1 when a summary applies
+        state.sync(branch.path, self.base + len(self.stored), self)
+
+    def of(self, m: StoredMessage) -> tuple[Working, ...]:
+        return self.state.message(m, self._files, self._fixture, self._templates)
+
+    _of = of
+
+    def synced(self) -> bool:
+        """Whether the state's window still runs over this call's stored messages (a later call
+        may have moved it)."""
+        path, end = self.state.path, self.base + len(self.stored)
+        return len(path) >= end and (not self.stored or path[end - 1] is self.stored[-1])
+
+    def unit_of(self, message_id: str) -> int | None:
+        s = self._branch.summary
+        if s is not None and message_id == s.id:
+            return 0
+        if not self.synced():
+            return super().unit_of(message_id)
+        i = self.state.position.get(message_id)  # the path may run past this call's stored messages
+        return self.head_units + i - self.base if i is not None and 0 <= i - self.base < len(self.stored) else None
+
+    def _count_stored(self, first: int, last: int) -> int:
+        if not self.synced():
+            return super()._count_stored(first, last)
+        return self.state.ends[self.base + last] - self.state.ends[self.base + first]
+
+    @property
+    def history(self) -> tuple[Working, ...]:
+        if self._history is None:
+            if not self.synced():
+                return super().history
+            ends, base = self.state.ends, self.base
+            older = self.state.works[ends[base] : ends[base + len(self.stored)]]
+            self._history = (*self._head, *older, *self.pinned)
+        return self._history

@@ -1,0 +1,117 @@
+"""Issue 22 item 5, R-RPL-9: one explicit incremental state, owned by the replay driver.
+
+What replay carries from one call to the next lives in `replay.state.State` alone: assembly,
+conversion and counting take it as an argument and hold nothing between calls themselves. The
+state's shortcuts must give what the plain steps give (tests/test_replay_sharing.py compares
+whole calls; the truncation by bisection is compared here directly, room by room).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxkit import pipeline
+from ctxkit.assembly import assemble
+from ctxkit.counting import measure
+from ctxkit.history import convert
+from ctxkit.loading.config import Options
+from ctxkit.loading.read import load_fixture
+from ctxkit.replay import driver, state
+
+from .conftest import FIXTURES
+from .helpers import bench_history
+
+PACKAGE = Path(pipeline.__file__).parent
+# The core a single `assemble` runs: it reads as the rules and keeps nothing between calls.
+CORE = sorted(
+    [*(PACKAGE / "assembly").glob("*.py"), *(PACKAGE / "history").glob("*.py"), *(PACKAGE / "counting").glob("*.py")]
+) + [PACKAGE / "pipeline.py"]
+
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_core_modules_hold_no_replay_caches(path: Path) -> None:
+    """No context variable (the counts every `Meter` used to pick up from one), no memo keyed by
+    `id()`, no `global`: whatever a replay shares is handed in (`State`), never found."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
+            assert "contextvars" not in names, f"{path.name}:{node.lineno}"
+        assert not isinstance(node, ast.Global | ast.Nonlocal), f"{path.name}:{node.lineno}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            assert node.func.id != "id", f"{path.name}:{node.lineno}: a memo keyed by id()"
+
+
+def test_assembly_takes_the_state_as_its_only_extra() -> None:
+    """`assemble`, `convert` and `run` take the replay's state (or nothing), not one memo each."""
+    assert list(inspect.signature(assemble.assemble).parameters) == ["eff", "state"]
+    assert list(inspect.signature(pipeline.run).parameters) == ["fixture", "options", "state"]
+    assert list(inspect.signature(convert.convert).parameters) == ["branch", "fixture", "templates"]
+    assert list(inspect.signature(convert.Converted).parameters) == ["branch", "fixture", "templates"]
+    for gone in ("Shared", "Conversions", "shared_counts", "_SHARED"):
+        assert not hasattr(assemble, gone) and not hasattr(convert, gone) and not hasattr(measure, gone), gone
+
+
+def test_the_driver_owns_one_state_and_hands_it_to_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[state.State] = []
+    given: list[Any] = []
+
+    class Counted(state.State):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    real_run = pipeline.run
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        given.append(kwargs.get("state"))
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(driver, "State", Counted)
+    monkeypatch.setattr(driver, "run", run)
+    done = driver.replay(load_fixture(str(FIXTURES / "replay" / "long_session.yaml")))
+    assert len(made) == 1 and len(given) == len(done.calls) > 10
+    assert all(s is made[0] for s in given)
+
+
+def _truncations(path: Path, options: Options) -> int:
+    """Every call's truncation by the state against the walk of `assemble.truncate`, for rooms
+    and last-n cuts around the call's own."""
+    compared = 0
+
+    def check(index: int, call: Any, result: Any) -> None:
+        nonlocal compared
+        a = result.assembly
+        shared = a.converted
+        assert isinstance(shared, state._Converted)
+        fresh = convert.convert(a.branch, call.fixture, a.eff.templates)
+        total = sum(a.meter.of(w) for w in fresh.history)
+        for first in sorted({0, 1, fresh.units // 2, fresh.units - 1}):
+            for room in sorted({0, 1, 40, total // 3, total // 2, total - 1, total, total + 5, a.history_budget}):
+                got = shared.state.truncate(shared, first, max(room, 0), a.meter)
+                assert got == assemble.truncate(fresh, first, max(room, 0), a.meter), (index, first, room)
+                compared += 1
+
+    driver.replay(load_fixture(str(path)), options, on_call=check)
+    return compared
+
+
+@pytest.mark.parametrize(
+    "name", ["replay/long_session.yaml", "replay/summary.yaml", "summary.yaml", "replay/branch.yaml", "truncation.yaml"]
+)
+def test_r_asm_4_truncation_by_bisection_equals_the_walk(name: str) -> None:
+    """R-ASM-4 from running sums (the state) stops where the newest-first walk stops: the same
+    kept messages, the same head of the unit it stopped in, the same unit; summaries included."""
+    assert _truncations(FIXTURES / name, Options(max_input_tokens=2_000)) > 20
+
+
+def test_r_asm_4_truncation_by_bisection_on_a_generated_history(tmp_path: Path) -> None:
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(bench_history(120)), encoding="utf-8")
+    assert _truncations(path, Options(max_input_tokens=3_000)) > 500
