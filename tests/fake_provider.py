@@ -1,20 +1,23 @@
 """Parrot: a provider ctxkit does not ship, added by following docs/architecture.md's recipe
 ("How to add a provider") at run time, so that tests/test_fake_provider.py can run every command
 on it. One module: its spec (wire format, endpoints, model rows, prompt-cache rules, framing,
-image rule) and its wire format's translator, registered once by `install`.
+image rule) and its wire format (translator, reader, a logged body's normaliser), registered
+once by `install`.
 
-Its bodies: `{"model", "messages": [{"role", "content", "images"?}], "tools"?}` — tool calls as
-`call NAME(ARGS)` lines on the assistant's message, results as `tool` messages opening with the
-call's id; the chat-message shape `ctxkit/translate/reading.py` reads by default.
+Its bodies: `{"model", "turns": [{"role", "content", "images"?}], "tools"?}` — tool calls as
+`call NAME(ARGS)` lines on the assistant's turn, results as `tool` turns opening with the call's
+id. Each turn is one item, read as a chat message is (`content`, `images`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from ctxkit import providers, translate
 from ctxkit.counting.measure import dumps_args
 from ctxkit.providers import Framing, ProviderSpec
+from ctxkit.translate.bodies import BodyShape
 from ctxkit.translate.common import Prepared, Translated, TranslationInput
 
 NAME = "parrot"
@@ -60,15 +63,30 @@ def translate_body(request: TranslationInput, prepared: Prepared) -> Translated:
         if images:
             out["images"] = images
         messages.append(out)
-    body: dict[str, Any] = {"model": request.model, "messages": messages}
+    body: dict[str, Any] = {"model": request.model, "turns": messages}
     if request.tools:
         body["tools"] = [{"name": t.name, "about": t.description, "input": t.parameters} for t in request.tools]
     return Translated(body, tuple((n,) for n in range(len(messages))))
 
 
+def read(body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
+    """(role, items) per turn: each turn is one item."""
+    for turn in body["turns"]:
+        yield turn["role"], [turn]
+
+
+def normalise(body: dict[str, Any], shape: BodyShape) -> dict[str, Any]:
+    """A logged Parrot body is already in Parrot's shape: record where each turn is and its kind."""
+    for n, turn in enumerate(body["turns"]):
+        shape.message(f"/turns/{n}", str(turn["role"]))
+        if turn["role"] == "system":
+            shape.system.append(str(turn.get("content", "")))
+    return body
+
+
 def install() -> None:
     providers.register(SPEC)
-    translate.register_format(NAME, translate_body)
+    translate.register_format(NAME, translate_body, read=read, normalise=normalise)
 
 
 def uninstall() -> None:

@@ -79,7 +79,7 @@ def test_every_stage_reads_parrot_from_its_spec(parrot: None) -> None:
     assert rules("parrot", "parrot-1", CacheRules()).min_tokens == 64
     body = result.payload.body
     assert body["tools"][0]["about"] == "Current weather for a city"  # Parrot's own wire format
-    assert body["messages"][-1] == {"role": "user", "content": "Should I take an umbrella tomorrow?"}
+    assert body["turns"][-1] == {"role": "user", "content": "Should I take an umbrella tomorrow?"}
     meter = result.assembly.meter
     # approx: 35 characters // 4 = 8 tokens, + 2 framing, the role not counted (Framing(2, role=False));
     # OpenAI's rules would give 8 + 3 + 1 ("user") = 12
@@ -95,3 +95,15 @@ def test_parrot_is_a_choice_while_registered_only(parrot: None) -> None:
     assert ctxkit("assemble", str(ROOT / "fixtures" / "plain_chat.yaml"), "--provider", "parrot", expect=2)
     with pytest.raises(InputError, match="unknown provider 'parrot'"):
         providers.spec("parrot")
+
+
+def test_a_parrot_log_is_read_by_its_own_reader_and_framing(parrot: None) -> None:
+    """Logged Parrot bodies (`turns`, not `messages`) are read by the reader and normaliser its
+    format registered, counted with its framing: approx tokens (characters // 4) + 2 per turn,
+    + 1 priming. Call 0: system 172 chars (43 + 2), user 17 (4 + 2), + 1 = 52. Call 1 adds the
+    answer (24 chars: 6 + 2) and a question (12: 3 + 2): 65; its prefix is call 0's turns, 51."""
+    calls = json.loads(ctxkit("replay", LOG, "--format", "json").out)["calls"]
+    assert [c["prompt_tokens"] for c in calls] == [52, 65]
+    assert calls[1]["prefix_tokens"] == 51
+    assert calls[1]["break"]["this"] == {"kind": "assistant", "id": "/turns/2", "segment": None}
+    assert calls[1]["limit"] == "minimum"  # 51 < the 64 tokens Parrot's cache rules ask for

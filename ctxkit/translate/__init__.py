@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ctxkit import providers
 from ctxkit.loading.cache_rules import row
+from ctxkit.translate import reading
 from ctxkit.translate.common import Prepared, Translated, TranslationInput, prepare
+from ctxkit.translate.reading import Reader
+
+if TYPE_CHECKING:
+    from ctxkit.translate.bodies import Normaliser
 
 # The module of this package that translates each built-in wire format (`ProviderSpec.format`).
 MODULES: dict[str, str] = {"openai": "openai", "anthropic": "anthropic", "gemini": "gemini", "ollama": "ollama"}
@@ -39,17 +44,31 @@ class Payload:
 _REGISTERED: dict[str, Translator] = {}
 
 
-def register_format(name: str, translate: Translator) -> None:
-    """A wire format of a provider registered at run time: its translator (its bodies are read as
-    chat messages, `{"messages": [{"role", "content"}]}`, by `reading`)."""
+def register_format(
+    name: str, translate: Translator, *, read: Reader | None = None, normalise: Normaliser | None = None
+) -> None:
+    """A wire format of a provider registered at run time, in one call: its translator; how its
+    bodies are read (`read`: body → (role, items) per message); how a body of it as a client sent
+    it (a log) is brought to that shape (`normalise`). Without them its bodies are chat messages,
+    `{"messages": [{"role", "content", "images"?, "tool_calls"?}]}`."""
+    from ctxkit.translate import bodies
+
     if name in MODULES:
         raise ValueError(f"wire format {name!r} is built in")
     _REGISTERED[name] = translate
+    if read is not None:
+        reading.register_reader(name, read)
+    if normalise is not None:
+        bodies.register_normaliser(name, normalise)
 
 
 def unregister_format(name: str) -> None:
     """Forget a wire format registered at run time (tests)."""
+    from ctxkit.translate import bodies
+
     _REGISTERED.pop(name, None)
+    reading.READERS.pop(name, None)
+    bodies.NORMALISERS.pop(name, None)
 
 
 def translator(provider: str) -> Translator:

@@ -17,11 +17,16 @@ tool call, `function_call_output` a tool result; OpenTelemetry's normalised mess
 last block; the settings a provider keys its cache on (OpenAI `prompt_cache_key`; Anthropic
 `tool_choice` and `thinking`, which invalidate the cached messages) are folded into the keys
 of the items they invalidate, so a changed setting breaks the prefix there.
+
+Each wire format has its normaliser (`NORMALISERS`); a format registered at run time brings its
+own (`register_normaliser`: the body as sent → the shape its reader reads, each message's pointer
+and kind recorded in the `BodyShape`), and any other format's body is read as chat messages.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,18 +48,14 @@ class Body:
 
 def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: ItemMeter, memo: ItemMemo) -> Body:
     """The items of one logged request; `KeyError`/`TypeError`/`ValueError` when it is not of its shape."""
-    shape = _Shape()
+    shape = BodyShape()
     spec = providers.spec(provider)
     if endpoint == "responses" and "messages" not in body:
         normal = _responses(body, shape)
     elif endpoint == "otel":
         normal = _otel(body, shape)
-    elif spec.format == "anthropic":
-        normal = _anthropic(body, shape)
-    elif spec.format == "gemini":
-        normal = _gemini(body, shape)
     else:
-        normal = _chat(body, shape)
+        normal = NORMALISERS.get(spec.format, _chat)(body, shape)
     kind = "openai" if endpoint in ("responses", "otel") else provider
     payload = body_payload(kind, normal)
     items = prompt_items(payload, meter=meter, memo=memo)
@@ -75,7 +76,7 @@ def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: Ite
     return Body(items, tuple(shape.pointers), tuple(shape.kinds), "\n".join(shape.system), settings, priming)
 
 
-class _Shape:
+class BodyShape:
     """What normalising a body records on the way: pointers, kinds, system texts, images."""
 
     def __init__(self) -> None:
@@ -94,7 +95,7 @@ class _Shape:
         return data if isinstance(data, str) else ""
 
 
-def _chat(body: dict[str, Any], shape: _Shape) -> dict[str, Any]:
+def _chat(body: dict[str, Any], shape: BodyShape) -> dict[str, Any]:
     """OpenAI, Azure and Ollama chat bodies: one item per message."""
     messages = []
     for n, m in enumerate(body["messages"]):
@@ -121,7 +122,7 @@ def _string_arguments(call: Any) -> Any:
     return call
 
 
-def _openai_part(p: Any, shape: _Shape) -> Any:
+def _openai_part(p: Any, shape: BodyShape) -> Any:
     if isinstance(p, dict) and p.get("type") == "image_url":
         url = p["image_url"]["url"] if isinstance(p.get("image_url"), dict) else str(p.get("image_url", ""))
         head, sep, data = str(url).partition(";base64,")
@@ -136,7 +137,7 @@ def _openai_part(p: Any, shape: _Shape) -> Any:
     return p
 
 
-def _anthropic(body: dict[str, Any], shape: _Shape) -> dict[str, Any]:
+def _anthropic(body: dict[str, Any], shape: BodyShape) -> dict[str, Any]:
     normal = dict(body)
     system = body.get("system")
     if system:
@@ -155,7 +156,7 @@ def _anthropic(body: dict[str, Any], shape: _Shape) -> dict[str, Any]:
     return normal
 
 
-def _anthropic_block(b: Any, shape: _Shape) -> Any:
+def _anthropic_block(b: Any, shape: BodyShape) -> Any:
     if isinstance(b, dict) and b.get("type") == "image":
         source = b["source"]
         data = source.get("data") if source.get("type") == "base64" else ""
@@ -165,7 +166,7 @@ def _anthropic_block(b: Any, shape: _Shape) -> Any:
     return b
 
 
-def _gemini(body: dict[str, Any], shape: _Shape) -> dict[str, Any]:
+def _gemini(body: dict[str, Any], shape: BodyShape) -> dict[str, Any]:
     normal = {k: v for k, v in body.items() if k != "system_instruction"}
     system = body.get("systemInstruction", body.get("system_instruction"))
     if isinstance(system, str):
@@ -185,13 +186,13 @@ def _gemini(body: dict[str, Any], shape: _Shape) -> dict[str, Any]:
     return normal
 
 
-def _gemini_part(p: Any, shape: _Shape) -> Any:
+def _gemini_part(p: Any, shape: BodyShape) -> Any:
     if isinstance(p, dict) and isinstance(p.get("inlineData"), dict):
         return {**p, "inlineData": {**p["inlineData"], "data": shape.image(p["inlineData"].get("data"))}}
     return p
 
 
-def _responses(body: dict[str, Any], shape: _Shape) -> dict[str, Any]:
+def _responses(body: dict[str, Any], shape: BodyShape) -> dict[str, Any]:
     """The Responses API: `instructions`, then one message per input item."""
     messages: list[dict[str, Any]] = []
     if body.get("instructions"):
@@ -210,7 +211,7 @@ def _responses(body: dict[str, Any], shape: _Shape) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k not in ("input", "instructions")} | {"messages": messages}
 
 
-def _response_item(item: dict[str, Any], shape: _Shape) -> dict[str, Any]:
+def _response_item(item: dict[str, Any], shape: BodyShape) -> dict[str, Any]:
     kind = item.get("type", "message")
     if kind == "message":
         content = item.get("content")
@@ -229,7 +230,7 @@ def _response_item(item: dict[str, Any], shape: _Shape) -> dict[str, Any]:
     return {"role": "assistant", "content": None, "item": item}  # another built-in item: keyed, not counted
 
 
-def _response_part(p: Any, shape: _Shape) -> Any:
+def _response_part(p: Any, shape: BodyShape) -> Any:
     if not isinstance(p, dict):
         return p
     if p.get("type") in ("input_text", "output_text"):
@@ -245,7 +246,7 @@ def _response_part(p: Any, shape: _Shape) -> Any:
     return p
 
 
-def _otel(body: dict[str, Any], shape: _Shape) -> dict[str, Any]:
+def _otel(body: dict[str, Any], shape: BodyShape) -> dict[str, Any]:
     """OpenTelemetry GenAI messages (`role`, `parts`): one chat message each."""
     messages: list[dict[str, Any]] = []
     system = [p.get("content", "") for p in body.get("system_instructions") or [] if isinstance(p, dict)]
@@ -275,6 +276,16 @@ def _otel(body: dict[str, Any], shape: _Shape) -> dict[str, Any]:
             shape.system.extend(texts)
     tools = body.get("tools") or None
     return {"messages": messages, **({"tools": tools} if tools else {})}
+
+
+Normaliser = Callable[[dict[str, Any], BodyShape], dict[str, Any]]
+# A body as sent → the shape of ctxkit's own payloads, per wire format (chat messages: `_chat`).
+NORMALISERS: dict[str, Normaliser] = {"openai": _chat, "ollama": _chat, "anthropic": _anthropic, "gemini": _gemini}
+
+
+def register_normaliser(name: str, normalise: Normaliser) -> None:
+    """How logged bodies of a wire format registered at run time are brought to its own shape."""
+    NORMALISERS[name] = normalise
 
 
 def _string(value: Any) -> str:

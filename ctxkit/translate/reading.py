@@ -1,7 +1,9 @@
 """How a provider reads a request body: its messages in order, each item's texts and images (R-RPL-4).
 
 Input: a body as ctxkit translates it or as a client sent it. Output: `messages(provider,
-body)` — (role, items) per payload message in reading order; `texts(item)` — the texts
+body)` — (role, items) per payload message in reading order, by the reader of the provider's
+wire format (`READERS`; a format registered at run time brings its own, `register_reader`;
+any other format's body is read as chat messages); `texts(item)` — the texts
 the model reads of one item; `images(item)` — (base64 data or URL, OpenAI `detail`) per
 image in it.
 
@@ -17,7 +19,7 @@ then parts), Ollama (`messages`, `images`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ctxkit import providers
@@ -27,30 +29,39 @@ _RESPONSES_ROLES = {"function_call": "assistant", "function_call_output": "tool"
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 
 
-def is_responses(provider: str, body: dict[str, Any]) -> bool:
-    """An OpenAI Responses API body (`input`, no `messages`)."""
-    return providers.wire_format(provider) == "openai" and "messages" not in body and "input" in body
+Reader = Callable[[dict[str, Any]], Iterator[tuple[str, list[Any]]]]
 
 
 def messages(provider: str, body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
     """(role, items) per payload message, in reading order (by the provider's wire format)."""
-    kind = providers.wire_format(provider)
-    if kind == "anthropic":
-        if body.get("system"):
-            yield "system", blocks(body["system"])
-        for m in body["messages"]:
-            yield m["role"], blocks(m["content"])
-    elif kind == "gemini":
-        system = body.get("systemInstruction") or body.get("system_instruction")
-        if system:
-            yield "system", [system]
-        for c in body["contents"]:
-            yield c.get("role", "user"), list(c["parts"])
-    elif is_responses(provider, body):
-        yield from _responses(body)
-    else:
-        for m in body["messages"]:
-            yield m["role"], [m]
+    return READERS.get(providers.wire_format(provider), chat)(body)
+
+
+def chat(body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
+    """Chat messages (OpenAI chat completions, Ollama, any format without a reader of its own):
+    each message of `messages` is one item."""
+    for m in body["messages"]:
+        yield m["role"], [m]
+
+
+def _openai(body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
+    """Chat completions, or the Responses API (`input`, no `messages`)."""
+    return _responses(body) if "messages" not in body and "input" in body else chat(body)
+
+
+def _anthropic(body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
+    if body.get("system"):
+        yield "system", blocks(body["system"])
+    for m in body["messages"]:
+        yield m["role"], blocks(m["content"])
+
+
+def _gemini(body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
+    system = body.get("systemInstruction") or body.get("system_instruction")
+    if system:
+        yield "system", [system]
+    for c in body["contents"]:
+        yield c.get("role", "user"), list(c["parts"])
 
 
 def _responses(body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
@@ -65,6 +76,15 @@ def _responses(body: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
             yield item["role"], [item]
         elif isinstance(item, dict):
             yield _RESPONSES_ROLES.get(str(item.get("type")), "assistant"), [item]
+
+
+# How each wire format's bodies are read; a format registered at run time adds its reader.
+READERS: dict[str, Reader] = {"openai": _openai, "anthropic": _anthropic, "gemini": _gemini, "ollama": chat}
+
+
+def register_reader(name: str, reader: Reader) -> None:
+    """How bodies of a wire format registered at run time are read (`translate.register_format`)."""
+    READERS[name] = reader
 
 
 def blocks(content: str | list[Any]) -> list[Any]:
