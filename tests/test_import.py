@@ -62,6 +62,33 @@ def test_import_run_of_tool_calls_becomes_one_message_with_turns(tmp_path):
     assert "1 assistant text(s) written beside tool calls were left out" in r.err
 
 
+def test_import_run_without_an_answer_keeps_its_texts_and_results_find_the_earliest_call():
+    """A run the user interrupts keeps the texts written beside its calls; a repeated call id's
+    results go to its calls in order; a result that answers no call is counted, not attached."""
+    from ctxkit.loading.importer import build
+
+    def call(ident: str) -> dict[str, object]:
+        return {"id": ident, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+    msgs = [
+        {"role": "user", "content": "q"},
+        {"role": "tool", "tool_call_id": "z", "content": "before any call"},
+        {"role": "assistant", "content": "one", "tool_calls": [call("a")]},
+        {"role": "tool", "tool_call_id": "a", "content": "first"},
+        {"role": "assistant", "content": "two", "tool_calls": [call("a")]},
+        {"role": "tool", "tool_call_id": "a", "content": "second"},
+        {"role": "user", "content": "stop"},
+    ]
+    imported = build(msgs, "openai", model="gpt-4o")
+    user, run, last = imported.document["messages"]
+    assert (user["id"], run["id"], last["id"]) == ("m1", "m2", "m3")
+    assert run["text"] == "one\n\ntwo"
+    assert [(c.get("turn", 0), c["response"]) for c in run["tool_calls"]] == [(0, "first"), (1, "second")]
+    assert list(run["tool_calls"][1]) == ["id", "name", "args", "turn", "response"]
+    assert any("tool result that answers no earlier call" in w for w in imported.warnings)
+    assert not any("left out" in w for w in imported.warnings)
+
+
 def test_import_anthropic(tmp_path):
     body = {
         "model": "claude-sonnet-4-5",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxkit.errors import InputError
@@ -47,40 +47,17 @@ def build(doc: Any, dialect: str | None, *, model: str | None = None, max_input_
     _check_text(doc)
     dialect = choose_dialect(doc, dialect)
     losses = Losses()
-    if dialect == "openai":
-        system, events = openai_events(body["messages"], losses)
-    else:
-        events = anthropic_events(body["messages"], losses)
-        system = None
-        if body.get("system") is not None:
-            system, images = text_of(body["system"], "/system", losses)
-            losses.add("image in the system prompt", len(images))
-    known = {"model", "messages", "tools"} | ({"system"} if dialect == "anthropic" else set())
-    carried: dict[str, Any] = {}
-    for key in [k for k in body if k not in known and k not in SAMPLING_FIELDS]:
-        if key in BUILT_FIELDS:
-            losses.add(f"request field {key!r}")
-        else:
-            carried[key] = body[key]  # R-FIX-7: sent again as written
-    provider = dialect
-    name = model or body.get("model")
-    comment = None
-    if not name:
-        name = DEFAULT_MODELS[dialect]
-        comment = f"# model: the log names no model; {name} is ctxkit's default for {dialect} (pass --model to choose)"
-    if max_input_tokens is None and models.lookup(provider, str(name)) is None:
+    system, events = _system_and_events(body, dialect, losses)
+    carried = _carried_fields(body, dialect, losses)
+    name, comment = _model_name(body, dialect, model)
+    if max_input_tokens is None and models.lookup(dialect, name) is None:
         raise InputError(f"model {name!r} is not in the built-in model table: pass --max-input-tokens")
     warnings: list[str] = []
     files: list[dict[str, Any]] = []
     messages, in_flight = _stored(events, files, warnings, losses)
-    fixture: dict[str, Any] = {"ctxkit": 1, "model": {"provider": provider, "name": str(name)}}
-    if max_input_tokens is not None:
-        fixture["model"]["max_input_tokens"] = max_input_tokens
-    max_tokens = body.get("max_tokens")
-    if dialect == "anthropic" and type(max_tokens) is int and max_tokens >= 1:
-        fixture["model"]["max_output_tokens"] = max_tokens  # the body's own value, sent again
-    # The logged prompt exactly: "" is no system message (R-SYS-5), and no date line.
+    fixture: dict[str, Any] = {"ctxkit": 1, "model": _model_fields(body, dialect, name, max_input_tokens)}
     fixture["settings"] = _settings(body, dialect, carried, losses)
+    # The logged prompt exactly: "" is no system message (R-SYS-5), and no date line.
     fixture["prompts"] = {"system": system or "", "datetime_aware": False}
     raw_tools = body.get("tools") or []
     if not isinstance(raw_tools, list):
@@ -94,6 +71,54 @@ def build(doc: Any, dialect: str | None, *, model: str | None = None, max_input_
     if in_flight:
         fixture["in_flight"] = in_flight
     return Imported(fixture, warnings + losses.warnings(), comment)
+
+
+def _system_and_events(body: dict[str, Any], dialect: str, losses: Losses) -> tuple[str | None, list[Event]]:
+    """The system prompt (OpenAI's system messages, Anthropic's `system` field) and the
+    conversation as events."""
+    if dialect == "openai":
+        return openai_events(body["messages"], losses)
+    events = anthropic_events(body["messages"], losses)
+    if body.get("system") is None:
+        return None, events
+    system, images = text_of(body["system"], "/system", losses)
+    losses.add("image in the system prompt", len(images))
+    return system, events
+
+
+def _carried_fields(body: dict[str, Any], dialect: str, losses: Losses) -> dict[str, Any]:
+    """R-FIX-7: the body's other fields, sent again as written; a field ctxkit builds itself
+    (`max_tokens`, `system` of an OpenAI body, …) cannot be carried and is counted as lost."""
+    known = {"model", "messages", "tools"} | ({"system"} if dialect == "anthropic" else set())
+    carried: dict[str, Any] = {}
+    for key in [k for k in body if k not in known and k not in SAMPLING_FIELDS]:
+        if key in BUILT_FIELDS:
+            losses.add(f"request field {key!r}")
+        else:
+            carried[key] = body[key]
+    return carried
+
+
+def _model_name(body: dict[str, Any], dialect: str, model: str | None) -> tuple[str, str | None]:
+    """`--model`, else the body's model, else ctxkit's default for the dialect with a comment
+    flagging it."""
+    name = model or body.get("model")
+    if name:
+        return str(name), None
+    name = DEFAULT_MODELS[dialect]
+    return name, f"# model: the log names no model; {name} is ctxkit's default for {dialect} (pass --model to choose)"
+
+
+def _model_fields(body: dict[str, Any], dialect: str, name: str, max_input_tokens: int | None) -> dict[str, Any]:
+    """The fixture's `model`: the provider is the dialect; an Anthropic body's own
+    `max_tokens` is sent again as the output reserve."""
+    fields: dict[str, Any] = {"provider": dialect, "name": name}
+    if max_input_tokens is not None:
+        fields["max_input_tokens"] = max_input_tokens
+    max_tokens = body.get("max_tokens")
+    if dialect == "anthropic" and type(max_tokens) is int and max_tokens >= 1:
+        fields["max_output_tokens"] = max_tokens
+    return fields
 
 
 def _settings(body: dict[str, Any], dialect: str, carried: dict[str, Any], losses: Losses) -> dict[str, Any]:
@@ -190,66 +215,92 @@ def _tool(t: dict[str, Any], dialect: str, losses: Losses) -> dict[str, Any] | N
 def _stored(
     events: list[Event], files: list[dict[str, Any]], warnings: list[str], losses: Losses
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The events up to the last user message as stored messages; the rest as `in_flight`."""
     last_user = max((i for i, e in enumerate(events) if e.role == "user"), default=None)
     if last_user is None:
         raise InputError("the log has no user message: there is nothing to answer")
-    messages: list[dict[str, Any]] = []
-    pending: dict[str, Any] | None = None
-    dropped_texts = 0
-
-    def close(answer: str | None) -> None:
-        nonlocal pending, dropped_texts
-        if pending is None:
-            return
-        side = pending.pop("side")
-        if answer is None:
-            pending["text"] = "\n\n".join(side)
-        else:
-            pending["text"] = answer
-            dropped_texts += len(side)
-        messages.append(pending)
-        pending = None
-
+    history = _History(files, losses)
     for e in events[: last_user + 1]:
-        if e.role == "user":
-            close(None)
-            messages.append(_user(e, len(messages) + 1, files, losses))
-        elif e.role == "assistant" and not e.calls:
-            if pending is None:
-                messages.append({"id": f"m{len(messages) + 1}", "role": "assistant", "text": e.text})
-            else:
-                close(e.text)
-        elif e.role == "assistant":
-            if pending is None:
-                pending = {
-                    "id": f"m{len(messages) + 1}",
-                    "role": "assistant",
-                    "text": "",
-                    "tool_calls": [],
-                    "side": [],
-                    "turn": 0,
-                }
-            turn = pending.pop("turn")
-            pending["tool_calls"] += [{**c, "turn": turn} for c in e.calls]
-            pending["turn"] = turn + 1
-            if e.text:
-                pending["side"].append(e.text)
-        else:
-            _attach_result(pending, e, losses)
-    if pending is not None:
-        pending.pop("turn", None)
-    close(None)
-    for m in messages:
-        m.pop("turn", None)
-        for c in m.get("tool_calls", []):
-            if c["turn"] == 0:
-                del c["turn"]
-    if dropped_texts:
+        history.add(e)
+    messages = history.close()
+    if history.dropped_texts:
         warnings.append(
-            f"{dropped_texts} assistant text(s) written beside tool calls were "
+            f"{history.dropped_texts} assistant text(s) written beside tool calls were "
             "left out: a later answer in the same run is the stored text"
         )
     return messages, _in_flight(events[last_user + 1 :], losses)
+
+
+@dataclass
+class _Run:
+    """Assistant events calling tools, one after another: one stored message whose calls carry
+    their round (`turn`, 0 by default and then not written) and their results (`response`)."""
+
+    id: str
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    side_texts: list[str] = field(default_factory=list)  # texts written beside the calls
+    rounds: int = 0
+
+    def add_round(self, e: Event) -> None:
+        self.calls += [{**c, "turn": self.rounds} if self.rounds else {**c} for c in e.calls]
+        self.rounds += 1
+        if e.text:
+            self.side_texts.append(e.text)
+
+    def answer(self, e: Event) -> bool:
+        """A tool result answers the earliest call with its id still waiting for one."""
+        for c in self.calls:
+            if c["id"] == e.call_id and "response" not in c:
+                c["response"] = e.text
+                return True
+        return False
+
+    def message(self, answer: str | None) -> dict[str, Any]:
+        """The stored message: an answer that ends the run is its text; a run without one
+        (the user spoke next) keeps the texts written beside its calls."""
+        text = "\n\n".join(self.side_texts) if answer is None else answer
+        return {"id": self.id, "role": "assistant", "text": text, "tool_calls": self.calls}
+
+
+@dataclass
+class _History:
+    """Stored messages in the log's order: users, answers, and tool-calling runs."""
+
+    files: list[dict[str, Any]]
+    losses: Losses
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    run: _Run | None = None
+    dropped_texts: int = 0  # side texts replaced by the answer that ended their run
+
+    def add(self, e: Event) -> None:
+        if e.role == "user":
+            self._end_run(None)
+            self.messages.append(_user(e, len(self.messages) + 1, self.files, self.losses))
+        elif e.role == "assistant" and e.calls:
+            if self.run is None:
+                self.run = _Run(self._next_id())
+            self.run.add_round(e)
+        elif e.role == "assistant" and self.run is not None:
+            self._end_run(e.text)
+        elif e.role == "assistant":
+            self.messages.append({"id": self._next_id(), "role": "assistant", "text": e.text})
+        elif self.run is None or not self.run.answer(e):
+            self.losses.add("tool result that answers no earlier call")
+
+    def close(self) -> list[dict[str, Any]]:
+        self._end_run(None)
+        return self.messages
+
+    def _next_id(self) -> str:
+        return f"m{len(self.messages) + 1}"
+
+    def _end_run(self, answer: str | None) -> None:
+        if self.run is None:
+            return
+        if answer is not None:
+            self.dropped_texts += len(self.run.side_texts)
+        self.messages.append(self.run.message(answer))
+        self.run = None
 
 
 def _user(e: Event, n: int, files: list[dict[str, Any]], losses: Losses) -> dict[str, Any]:
@@ -268,15 +319,6 @@ def _user(e: Event, n: int, files: list[dict[str, Any]], losses: Losses) -> dict
     if ids:
         m["files"] = ids
     return m
-
-
-def _attach_result(pending: dict[str, Any] | None, e: Event, losses: Losses) -> None:
-    calls = pending["tool_calls"] if pending else []
-    for c in calls:  # the earliest call with that id still waiting for its result
-        if c["id"] == e.call_id and "response" not in c:
-            c["response"] = e.text
-            return
-    losses.add("tool result that answers no earlier call")
 
 
 def _in_flight(events: list[Event], losses: Losses) -> list[dict[str, Any]]:
