@@ -36,6 +36,9 @@ from ctxkit.errors import InputError
 from ctxkit.loading.traffic import Log
 
 if TYPE_CHECKING:
+    from ctxkit.loading.config import Options
+    from ctxkit.loading.domain import Fixture
+    from ctxkit.replay.driver import Replay
     from ctxkit.writing import Target
 
 SLICE = re.compile(r"^\s*(-?\d+)?\s*:\s*(-?\d+)?\s*$")
@@ -89,20 +92,32 @@ def replay(
 
     FIXTURE may also be a log of recorded traffic (JSON lines, a cassette, OTLP JSON; .gz
     accepted): its calls are replayed as they were sent, beside the provider's own numbers."""
-    from ctxkit import writing
-    from ctxkit.output import dumps, shorten_images
-    from ctxkit.replay.driver import count_calls
-    from ctxkit.replay.driver import replay as run_replay
-    from ctxkit.reports.replay import report, table
-
     thresholds = gate(kw)
     found = logreplay.read_input(fixture, kw, log_format=log_format, skip_bad=skip_bad)
     if isinstance(found, Log):
         logreplay.refuse_window_options({**kw, "compress_as": compress_as, "payloads": payloads, "raw": raw})
         data = logreplay.run(found, kw, fmt=fmt, calls_range=calls_range, skip_bad=skip_bad)
-        apply_gate(data, thresholds)
-        return
-    tokens = parse_compress_as(compress_as)
+    else:
+        data = _replay_fixture(fixture, found, kw, fmt, calls_range, parse_compress_as(compress_as), payloads, raw)
+    apply_gate(data, thresholds)
+
+
+def _replay_fixture(
+    fixture: str,
+    found: Any,
+    kw: dict[str, Any],
+    fmt: str,
+    calls_range: str | None,
+    compress_as: int | None,
+    payloads: str | None,
+    raw: bool,
+) -> dict[str, Any]:
+    """A fixture's replay: every target checked, the calls replayed and their bodies written,
+    the warnings, then the report of the selected calls (returned for the gate)."""
+    from ctxkit.output import dumps
+    from ctxkit.replay.driver import count_calls
+    from ctxkit.reports.replay import report, table
+
     if payloads is not None:
         _check_folder(payloads)
     loaded = load(fixture, kw, data=found)
@@ -110,6 +125,22 @@ def replay(
     total = count_calls(loaded, options)
     first, stop = parse_calls(calls_range, total)
     targets = [] if payloads is None else payload_targets(Path(payloads), total)
+    done = _run_with_payloads(loaded, options, compress_as, targets, raw=raw, total=total)
+    for w in done.warnings:
+        warn(w)
+    data = report(done, first=first, stop=stop)
+    echo(dumps(data)) if fmt == "json" else echo_text(table(data))
+    return data
+
+
+def _run_with_payloads(
+    loaded: Fixture, options: Options, compress_as: int | None, targets: list[Target], *, raw: bool, total: int
+) -> Replay:
+    """The replay, with a progress bar; each call's body goes to its target as it is made, and
+    all of them are renamed into place once the replay is done."""
+    from ctxkit import writing
+    from ctxkit.output import dumps, shorten_images
+    from ctxkit.replay.driver import replay as run_replay
 
     with writing.Batch() as batch, progress(total, "replay") as step:
 
@@ -120,13 +151,9 @@ def replay(
                 batch.add(targets[index], text.encode("utf-8"))
             step()
 
-        done = run_replay(loaded, options, compress_as=tokens, on_call=on_call)
+        done = run_replay(loaded, options, compress_as=compress_as, on_call=on_call)
         batch.commit()
-    for w in done.warnings:
-        warn(w)
-    data = report(done, first=first, stop=stop)
-    echo(dumps(data)) if fmt == "json" else echo_text(table(data))
-    apply_gate(data, thresholds)
+    return done
 
 
 def _check_folder(payloads: str) -> None:
