@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ctxkit.loading.cache_rules import CacheSettingError, matches, sources
+from ctxkit.loading.cache_rules import CacheSettingError, Mode, matches, sources
 from ctxkit.loading.domain import CacheRules
 from ctxkit.replay import cache
 from ctxkit.translate.items import Item
@@ -28,6 +28,18 @@ def _numbers(value: Any, at: str = "") -> list[str]:
     if isinstance(value, dict):
         return [p for k, v in value.items() for p in _numbers(v, f"{at}.{k}" if at else k)]
     return [at] if isinstance(value, int | float) and not isinstance(value, bool) else []
+
+
+def test_r_rpl_5_every_mode_of_the_cache_rules_is_a_mode() -> None:
+    """The table's modes are the closed list `Mode` (a new one is a new member, with its rules)."""
+    table = json.loads(DATA.read_text(encoding="utf-8"))
+    modes = [
+        rules["mode"]
+        for entry in table["providers"].values()
+        for rules in [entry.get("common", {}).get("rules", {}), *(r["rules"] for r in entry.get("rows", []))]
+        if "mode" in rules
+    ]
+    assert {Mode(m) for m in modes} == set(Mode)
 
 
 def test_r_rpl_5_every_number_of_the_cache_rules_names_its_source() -> None:

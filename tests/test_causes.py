@@ -8,13 +8,15 @@ from typing import Any
 
 import pytest
 
+from ctxkit.history.tree import Ancestry
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.replay import breaks, logbreaks
+from ctxkit.replay.causes import CAUSE_ADVICE, Cause
 from ctxkit.replay.driver import replay
 from ctxkit.translate.items import prompt_items
 
-from .conftest import FIXTURES, ctxkit
+from .conftest import FIXTURES, ROOT, ctxkit
 from .test_replay import rows
 
 REPLAY = FIXTURES / "replay"
@@ -32,16 +34,24 @@ def _views(name: str) -> list[tuple[breaks.MappedCall, breaks.Dropped]]:
     return out
 
 
-@pytest.mark.parametrize("cause", sorted(set(breaks.CAUSE_RULES) | set(logbreaks.CAUSE_RULES)))
-def test_r_rpl_6_every_cause_has_one_line_of_advice(cause: str) -> None:
-    advice = breaks.CAUSE_ADVICE[cause]
+@pytest.mark.parametrize("cause", list(Cause))
+def test_r_rpl_6_every_cause_has_one_line_of_advice(cause: Cause) -> None:
+    advice = CAUSE_ADVICE[cause]
     assert advice and "\n" not in advice and len(advice) < 120
+
+
+def test_r_rpl_6_every_cause_is_found_by_a_replay_and_cites_a_documented_rule() -> None:
+    """The closed list is the one `Cause`: no cause only one table knows, none that no replay finds."""
+    assert set(breaks.CAUSE_RULES) | set(logbreaks.CAUSE_RULES) == set(Cause)
+    rules = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    for rule in {*breaks.CAUSE_RULES.values(), *logbreaks.CAUSE_RULES.values()}:
+        assert f"### {rule}\n" in rules
 
 
 def test_r_log_2_model_and_parameters_causes_in_fixture_replay() -> None:
     """A changed model or keyed setting (OpenAI prompt_cache_key) is the cause, named, before any item."""
     (first, _), (second, dropped) = _views("append.yaml")[:2]
-    ancestry = breaks.Ancestry(load_fixture(str(REPLAY / "append.yaml")))
+    ancestry = Ancestry(load_fixture(str(REPLAY / "append.yaml")))
     common = 2
     same = breaks.find(second, dropped, first, common, expired=False, ancestry=ancestry)
     assert same.cause == "append"

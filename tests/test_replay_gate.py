@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ctxkit.replay import breaks, logbreaks
+from ctxkit.replay.causes import Cause
 from ctxkit.replay.gate import CAUSES, Thresholds, missed, thresholds
 
 from .conftest import FIXTURES, ROOT, ctxkit
@@ -45,7 +46,7 @@ def _totals(prompt: int, cached: int, *causes: tuple[str, int, int]) -> dict[str
 
 def test_r_log_5_each_missed_threshold_is_one_line_in_option_order() -> None:
     totals = _totals(1000, 250, ("truncation", 2, 300), ("drift", 1, 40), ("first_call", 1, 0))
-    gate = Thresholds(min_hit_rate=0.6, fail_on=("drift", "truncation", "tools"), max_lost_tokens=339)
+    gate = Thresholds(min_hit_rate=0.6, fail_on=(Cause.DRIFT, Cause.TRUNCATION, Cause.TOOLS), max_lost_tokens=339)
     assert missed(totals, gate) == [
         "check: hit rate 25% (250 of 1,000 prompt tokens cached) is below --min-hit-rate 60%",
         "check: 1 call broke the cache by drift (40 tokens lost; --fail-on drift)",
@@ -56,7 +57,7 @@ def test_r_log_5_each_missed_threshold_is_one_line_in_option_order() -> None:
 
 def test_r_log_5_thresholds_met_exactly_pass() -> None:
     totals = _totals(1000, 600, ("append", 3, 0), ("drift", 1, 40))
-    assert missed(totals, Thresholds(min_hit_rate=0.6, fail_on=("tools",), max_lost_tokens=40)) == []
+    assert missed(totals, Thresholds(min_hit_rate=0.6, fail_on=(Cause.TOOLS,), max_lost_tokens=40)) == []
 
 
 def test_r_log_5_a_rate_just_below_the_threshold_never_reads_as_the_threshold() -> None:
@@ -86,7 +87,7 @@ def test_r_log_5_fail_on_takes_the_causes_of_a_log_replay_too() -> None:
         (("60%", None, None), Thresholds(min_hit_rate=0.6)),
         ((" 1 ", None, None), Thresholds(min_hit_rate=1.0)),
         (("0", None, None), Thresholds(min_hit_rate=0.0)),
-        ((None, "drift, truncation,drift", None), Thresholds(fail_on=("drift", "truncation"))),
+        ((None, "drift, truncation,drift", None), Thresholds(fail_on=(Cause.DRIFT, Cause.TRUNCATION))),
         ((None, None, "0"), Thresholds(max_lost_tokens=0)),
     ],
 )

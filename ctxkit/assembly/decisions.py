@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 
 from ctxkit.assembly.assemble import Assembly
 from ctxkit.assembly.fates import Fated
-from ctxkit.history.working import Fate, Origin, Row, Segment, Working, message_key
+from ctxkit.history.working import Fate, Origin, Row, Segment, Working, image_key, message_key
 from ctxkit.loading.domain import FileKind, StoredMessage
 
 # The rule behind each message the assembly generates, by what it was made from.
@@ -128,9 +128,10 @@ def _history_row(a: Assembly, w: Working, forgotten: set[str], translated: Mappi
     row = _row(a, w, w.source_id, kind)
     yield row
     for n, img in enumerate(w.images):
-        key = f"{w.key}#img{n}"
+        key = image_key(w.key, n)
         if key in translated:
             yield translated[key]
         elif not img.project:
             notes = ("image on a message left out",)
-            yield Row(img.file_id, "file", None, a.meter.image(img), row.fate, row.rule, notes, key=key)
+            tokens = a.meter.image(img)
+            yield Row(img.file_id, "file", None, tokens, row.fate, row.rule, notes, key=key, attached_to=w.key)

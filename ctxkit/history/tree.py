@@ -2,7 +2,8 @@
 
 Input: `domain.Fixture` and the leaf to use (or None). Output: `Branch` — the
 path root → leaf (R-TREE-1/2), the applicable summary and what it removes
-(R-TREE-3), and the split at the last user message (R-TURN-1).
+(R-TREE-3), and the split at the last user message (R-TURN-1); `Ancestry`, whether one stored
+message is above another (replay's branch cause, R-RPL-6).
 """
 
 from __future__ import annotations
@@ -127,3 +128,32 @@ def select(fixture: Fixture, leaf: str | None, *, paths: Paths | None = None) ->
     if last is None:
         return Branch(path, summary, summarized, rest, (), None)
     return Branch(path, summary, summarized, rest[: last + 1], rest[last + 1 :], rest[last])
+
+
+class Ancestry:
+    """Ancestor tests on the stored tree in O(1): entry/exit times of one depth-first walk."""
+
+    def __init__(self, fixture: Fixture) -> None:
+        children: dict[str | None, list[str]] = {}
+        for m in fixture.messages:
+            if m.role is not Role.SUMMARY:
+                children.setdefault(m.parent, []).append(m.id)
+        self.enter: dict[str, int] = {}
+        self.leave: dict[str, int] = {}
+        clock = 0
+        stack: list[tuple[str, bool]] = [(c, False) for c in reversed(children.get(None, []))]
+        while stack:
+            node, done = stack.pop()
+            clock += 1
+            if done:
+                self.leave[node] = clock
+                continue
+            self.enter[node] = clock
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(children.get(node, [])))
+
+    def above(self, ancestor: str, node: str) -> bool:
+        """`ancestor` is `node` or on its path from the root."""
+        if ancestor not in self.enter or node not in self.enter:
+            return False
+        return self.enter[ancestor] <= self.enter[node] and self.leave[node] <= self.leave[ancestor]

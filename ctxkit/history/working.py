@@ -84,6 +84,14 @@ def parse_message_key(key: str) -> str | None:
     return rest[: int(size)]
 
 
+def image_key(key: str, n: int) -> str:
+    """The decision-record key of image `n` (attachment order) of the working message `key`.
+
+    Only a row's identity (`diff` aligns rows by it): whoever needs the message reads
+    `Row.attached_to`, never this text."""
+    return f"{key}#img{n}"
+
+
 @dataclass(frozen=True, slots=True)
 class Image:
     file_id: str
@@ -137,6 +145,7 @@ class Row:
     notes: tuple[str, ...] = ()
     key: str | None = None  # the working message's key, when the row is about one
     text: str = ""  # a short preview, for the text transcript and diff alignment
+    attached_to: str | None = None  # an image's row: the key of the working message it is attached to
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -12,6 +12,7 @@ number given in `settings.cache` replaces the table's. Every number of the table
 
 from __future__ import annotations
 
+import enum
 import functools
 import json
 import re
@@ -28,9 +29,25 @@ _PATH = Path(__file__).parents[1] / "data" / "cache_rules.json"
 _VERSION = re.compile(r"(\d+(?:\.\d+)*)")
 
 
+class Mode(enum.StrEnum):
+    """How a provider caches a prompt (the `mode` of a `data/cache_rules.json` row)."""
+
+    AUTOMATIC = "automatic"  # the common prefix, in steps of `increment` (OpenAI before GPT-5.6)
+    EXPLICIT = "explicit"  # prefixes stored at `cache_control` breakpoints, read within `lookback` (Anthropic)
+    BREAKPOINTS = "breakpoints"  # stored at breakpoints, implicit and marked, no lookback (OpenAI GPT-5.6+)
+    IMPLICIT = "implicit"  # the common prefix (Gemini 2.5 and later)
+    PREVIOUS = "previous"  # the immediately previous request only (Ollama)
+    NONE = "none"  # nothing is cached (Gemini before 2.5)
+
+    @property
+    def stores(self) -> bool:
+        """A request stores prefixes at its breakpoints, and the provider reports and bills the writes."""
+        return self in (Mode.EXPLICIT, Mode.BREAKPOINTS)
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
-    mode: str  # automatic | explicit | breakpoints | implicit | previous | none
+    mode: Mode
     min_tokens: int
     increment: int
     lookback: int | None  # explicit: positions a breakpoint looks back, counting itself
@@ -118,7 +135,7 @@ def rules(provider: str, model: str, overrides: CacheRules) -> Rules:
         if given is not None:
             values[name] = given
     return Rules(
-        mode=values["mode"],
+        mode=Mode(values["mode"]),
         min_tokens=values["min_tokens"],
         increment=values["increment"],
         lookback=values.get("lookback"),

@@ -15,52 +15,32 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxkit import providers
+from ctxkit.history.tree import Ancestry
 from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
-from ctxkit.loading.domain import Fixture, Role
 from ctxkit.replay.cache import Keys
+from ctxkit.replay.causes import Cause
 from ctxkit.translate.items import Item, canonical
 
 if TYPE_CHECKING:
     from ctxkit.assembly.fates import Fated
     from ctxkit.pipeline import Result
 
-CAUSE_RULES = {
-    "first_call": "R-RPL-1",
-    "expired": "R-RPL-5",
-    "model": "R-LOG-2",
-    "parameters": "R-LOG-2",
-    "tools": "R-TR-9",
-    "system_date": "R-SYS-2",
-    "system": "R-SYS-1",
-    "summary": "R-TREE-3",
-    "branch": "R-RPL-1",
-    "truncation": "R-ASM-4",
-    "placeholder": "R-CONV-3",
-    "image_cap": "R-TR-6",
-    "drift": "R-ASM-7",
-    "append": "R-RPL-6",
-    "other": "R-RPL-6",
-}
-# What to change, per cause (fixture and log replay): one line each, in the table footer, the JSON
-# totals and the report page.
-CAUSE_ADVICE = {
-    "first_call": "nothing to change: the first call writes what later calls read",
-    "expired": "calls further apart than the cache lives: a longer TTL keeps it (Anthropic ttl 1h, OpenAI 24h)",
-    "model": "a cache belongs to one model: keep one model for a conversation, or switch where little is cached",
-    "parameters": "a setting the provider keys its cache on changed: keep it the same for the whole conversation",
-    "tools": "declare every tool up front, in a stable order, rather than adding or removing tools per turn",
-    "system_date": "move the date after the cached prefix (the last user message), or print only the day",
-    "system": "keep the system prompt fixed; put what changes per call after the cached prefix",
-    "summary": "each new summary rewrites the history after it: summarize less often, in larger steps",
-    "branch": "an edit starts a new branch: the cache rightly starts again there",
-    "edit": "an earlier message changed in place: leave sent messages as they were",
-    "truncation": "dropping the oldest messages moves everything after them: drop in larger steps, or summarize",
-    "head_dropped": "leading history is gone (truncation or compaction): drop or compact in larger steps",
-    "placeholder": "a full tool result became the placeholder a turn later: shorten it once, when first sent",
-    "image_cap": "an image sent before is capped now: drop old images for good instead of per call",
-    "drift": "a message that changes every turn sits inside the prefix: move it after the cached prefix",
-    "append": "healthy: only new content follows what was cached",
-    "other": "an earlier item changed: compare the break's two sides",
+CAUSE_RULES = {  # the causes a fixture's replay finds, first match wins, and the rule behind each
+    Cause.FIRST_CALL: "R-RPL-1",
+    Cause.EXPIRED: "R-RPL-5",
+    Cause.MODEL: "R-LOG-2",
+    Cause.PARAMETERS: "R-LOG-2",
+    Cause.TOOLS: "R-TR-9",
+    Cause.SYSTEM_DATE: "R-SYS-2",
+    Cause.SYSTEM: "R-SYS-1",
+    Cause.SUMMARY: "R-TREE-3",
+    Cause.BRANCH: "R-RPL-1",
+    Cause.TRUNCATION: "R-ASM-4",
+    Cause.PLACEHOLDER: "R-CONV-3",
+    Cause.IMAGE_CAP: "R-TR-6",
+    Cause.DRIFT: "R-ASM-7",
+    Cause.APPEND: "R-RPL-6",
+    Cause.OTHER: "R-RPL-6",
 }
 DRIFTING = frozenset({Origin.CUSTOM_AGENT, Origin.DOCUMENTS, Origin.PROJECT_READ_FILE, Origin.FORGOTTEN_FILES})
 STORED = frozenset({Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER})
@@ -71,7 +51,7 @@ class Source:
     """The working message behind a payload message."""
 
     key: str
-    kind: str
+    kind: Kind
     origin: Origin
     id: str | None  # the stored message or file id
     stored: str | None  # the stored message it comes from (for branch checks)
@@ -100,7 +80,7 @@ class MappedCall:
         w, segment = self.messages[index], self.segment_of[index]
         stored = w.source_id if w.origin in STORED else None
         name = str(segment) if segment is not None else None
-        return Source(w.key, str(w.kind), w.origin, w.file_id or w.source_id, stored, name, w.placeholder)
+        return Source(w.key, w.kind, w.origin, w.file_id or w.source_id, stored, name, w.placeholder)
 
     def item(self, n: int) -> Item | None:
         return self.items[n] if n < len(self.items) else None
@@ -269,7 +249,7 @@ class Dropped:
 
 @dataclass(frozen=True, slots=True)
 class Break:
-    cause: str
+    cause: Cause
     rule: str
     item: int | None
     this: dict[str, Any] | None
@@ -295,7 +275,7 @@ def view(result: Result, items: tuple[Item, ...], keys: Keys, user: str) -> tupl
     system = next((w.text for w in a.messages if w.kind is Kind.SYSTEM), None)
     date = format_date(a.eff.now) if a.eff.now is not None else None
     capped = frozenset(
-        r.key.rsplit("#img", 1)[0] for r in result.payload.prepared.rows if r.fate is Fate.IMAGE_CAPPED and r.key
+        r.attached_to for r in result.payload.prepared.rows if r.fate is Fate.IMAGE_CAPPED and r.attached_to
     )
     keyed = providers.spec(result.payload.provider).keyed_settings
     body = result.payload.body
@@ -305,35 +285,6 @@ def view(result: Result, items: tuple[Item, ...], keys: Keys, user: str) -> tupl
 
 
 _KEY = attrgetter("key")
-
-
-class Ancestry:
-    """Ancestor tests on the stored tree in O(1): entry/exit times of one depth-first walk."""
-
-    def __init__(self, fixture: Fixture) -> None:
-        children: dict[str | None, list[str]] = {}
-        for m in fixture.messages:
-            if m.role is not Role.SUMMARY:
-                children.setdefault(m.parent, []).append(m.id)
-        self.enter: dict[str, int] = {}
-        self.leave: dict[str, int] = {}
-        clock = 0
-        stack: list[tuple[str, bool]] = [(c, False) for c in reversed(children.get(None, []))]
-        while stack:
-            node, done = stack.pop()
-            clock += 1
-            if done:
-                self.leave[node] = clock
-                continue
-            self.enter[node] = clock
-            stack.append((node, True))
-            stack.extend((c, False) for c in reversed(children.get(node, [])))
-
-    def above(self, ancestor: str, node: str) -> bool:
-        """`ancestor` is `node` or on its path from the root."""
-        if ancestor not in self.enter or node not in self.enter:
-            return False
-        return self.enter[ancestor] <= self.enter[node] and self.leave[node] <= self.leave[ancestor]
 
 
 def _side(v: Candidate, n: int, item: Item | None) -> dict[str, Any] | None:
@@ -351,15 +302,17 @@ def find(
     this: MappedCall, dropped: Dropped, cand: Candidate | None, common: int, *, expired: bool, ancestry: Ancestry
 ) -> Break:
     if cand is None:
-        return Break("first_call", CAUSE_RULES["first_call"], None, None, None, 0)
+        return Break(Cause.FIRST_CALL, CAUSE_RULES[Cause.FIRST_CALL], None, None, None, 0)
     mine = this.item(common)
     theirs = cand.item(common)
     lost = _lost(this.items[common:], cand.keys_from(common), this.keys_from(common))
     if expired:
-        cause, rule = "expired", CAUSE_RULES["expired"]
+        cause, rule = Cause.EXPIRED, CAUSE_RULES[Cause.EXPIRED]
     elif this.model != cand.model or this.settings != cand.settings:  # the provider keys its cache on these
-        changed = ["model"] if this.model != cand.model else _changed(dict(this.settings), dict(cand.settings))
-        cause = "model" if changed == ["model"] else "parameters"
+        if this.model != cand.model:
+            cause, changed = Cause.MODEL, ["model"]
+        else:
+            cause, changed = Cause.PARAMETERS, _changed(dict(this.settings), dict(cand.settings))
         setting = {"kind": "setting", "id": ", ".join(changed), "segment": None}
         return Break(cause, CAUSE_RULES[cause], common, setting, setting, lost)
     else:
@@ -389,41 +342,41 @@ def _lost(mine: Sequence[Item], theirs: Keys, keys: Keys | None = None) -> int:
     return lost
 
 
-def _cause(this: MappedCall, dropped: Dropped, cand: Candidate, common: int, ancestry: Ancestry) -> tuple[str, str]:
+def _cause(this: MappedCall, dropped: Dropped, cand: Candidate, common: int, ancestry: Ancestry) -> tuple[Cause, str]:
     mine, theirs = this.item(common), cand.item(common)
 
-    def found(cause: str, rule: str | None = None) -> tuple[str, str]:
+    def found(cause: Cause, rule: str | None = None) -> tuple[Cause, str]:
         return cause, rule or CAUSE_RULES[cause]
 
     if mine is None:
-        return found("append")
+        return found(Cause.APPEND)
     if mine.role is None or (theirs is not None and theirs.role is None):
-        return found("tools")  # the tool-definitions item has no role
+        return found(Cause.TOOLS)  # the tool-definitions item has no role
     s_mine, s_theirs = this.source_at(common), cand.source_at(common)
-    if (s_mine is not None and s_mine.kind == "system") or (s_theirs is not None and s_theirs.kind == "system"):
+    if (s_mine is not None and s_mine.kind is Kind.SYSTEM) or (s_theirs is not None and s_theirs.kind is Kind.SYSTEM):
         if this.system is not None and cand.system is not None and this.date and cand.date and this.date != cand.date:
             if cand.system.replace(cand.date, this.date) == this.system:
-                return found("system_date")
-        return found("system")
+                return found(Cause.SYSTEM_DATE)
+        return found(Cause.SYSTEM)
     if Origin.SUMMARY in (getattr(s_mine, "origin", None), getattr(s_theirs, "origin", None)):
-        return found("summary")
+        return found(Cause.SUMMARY)
     if s_theirs is not None and s_theirs.stored is not None and not ancestry.above(s_theirs.stored, this.user):
-        return found("branch")
+        return found(Cause.BRANCH)
     if (
         s_mine is not None
         and s_mine.stored is not None
         and not ancestry.above(s_mine.stored, cand.user)
         and not ancestry.above(cand.user, this.user)
     ):
-        return found("branch")
+        return found(Cause.BRANCH)
     if s_theirs is not None and (rule := dropped.truncated(s_theirs.key)) is not None:
-        return found("truncation", rule)
-    if s_mine is not None and s_mine.placeholder and s_theirs is not None and s_theirs.kind == "tool":
-        return found("placeholder")
+        return found(Cause.TRUNCATION, rule)
+    if s_mine is not None and s_mine.placeholder and s_theirs is not None and s_theirs.kind is Kind.TOOL:
+        return found(Cause.PLACEHOLDER)
     if s_theirs is not None and s_theirs.key in dropped.capped:
-        return found("image_cap")
+        return found(Cause.IMAGE_CAP)
     if s_theirs is not None and s_theirs.origin in DRIFTING:
-        return found("drift")
+        return found(Cause.DRIFT)
     if theirs is None or s_theirs is None or s_theirs.origin is Origin.REMINDER:
-        return found("append")  # no working message behind it (the image-drop notice), or the reminder: added last
-    return found("other")
+        return found(Cause.APPEND)  # no working message behind it (the image-drop notice), or the reminder: added last
+    return found(Cause.OTHER)

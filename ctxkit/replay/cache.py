@@ -9,16 +9,26 @@ number of earlier calls; the trie is path-compressed, so it grows by at most two
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ctxkit.loading.cache_rules import Rules, rules
+from ctxkit.loading.cache_rules import Mode, Rules, rules
 from ctxkit.translate.items import Item
 
-__all__ = ["Cache", "Hit", "Keys", "Rules", "rules"]
+__all__ = ["Cache", "Hit", "Keys", "Limit", "Mode", "Rules", "rules"]
 
 Keys = Sequence[Hashable]  # a prompt's item keys in order: strings, or the replay's numbers for them
+
+
+class Limit(enum.StrEnum):
+    """Why a call cached fewer tokens than it shares with its best candidate (R-RPL-5)."""
+
+    MINIMUM = "minimum"  # the shared (or the stored) prefix is under the model's minimum
+    INCREMENT = "increment"  # cached in steps: the rest of the last step is not
+    LOOKBACK = "lookback"  # a stored prefix matches beyond the lookback of every breakpoint of the call
+    UNCACHED = "uncached"  # the model caches nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +39,7 @@ class Hit:
     prefix_tokens: int
     cached_tokens: int
     write_tokens: int
-    limit: str | None  # minimum | increment | lookback | uncached | None
+    limit: Limit | None
 
 
 @dataclass(slots=True)
@@ -96,7 +106,7 @@ class Cache:
             self.root = _Edge((), 0, 0)  # nothing earlier can be a hit again: memory follows the TTL
         self.clocks.append(clock)
         first = self.window_start
-        if self.rules.mode == "previous":
+        if self.rules.mode is Mode.PREVIOUS:
             first = max(first, index - 1)
         if keys is None:
             keys = tuple(item.key for item in items)
@@ -107,7 +117,7 @@ class Cache:
         points = self._breakpoints(items)
         self._read = 0
         hit = self._apply(index, items, path, first, candidate, prefix, points)
-        if self.rules.mode == "previous":  # only this prompt can be a hit for the next call
+        if self.rules.mode is Mode.PREVIOUS:  # only this prompt can be a hit for the next call
             self.root = _Edge((), 0, 0)
         self.overtaken = self._insert(index, items, keys, points)
         return hit
@@ -115,7 +125,7 @@ class Cache:
     @property
     def keep_from(self) -> int:
         """The oldest call a later call may still compare with (TTL; Ollama: the latest only)."""
-        if self.rules.mode == "previous":
+        if self.rules.mode is Mode.PREVIOUS:
             return max(self.window_start, len(self.clocks) - 1)
         return self.window_start
 
@@ -130,7 +140,7 @@ class Cache:
         of the newest message that is not the assistant's, and the latest marked ones, at most
         `max_writes` in all."""
         marked = [n for n, item in enumerate(items) if item.breakpoint]
-        if self.rules.mode != "breakpoints":
+        if self.rules.mode is not Mode.BREAKPOINTS:
             return marked
         implicit = next((n for n in range(len(items) - 1, -1, -1) if items[n].role not in (None, "assistant")), None)
         room = (self.rules.max_writes or len(items) + 1) - (implicit is not None)
@@ -207,15 +217,15 @@ class Cache:
     ) -> Hit:
         r = self.rules
         expired = index > 0 and first == index
-        if r.mode in ("explicit", "breakpoints"):
+        if r.mode.stores:
             return self._stored(items, path, first, None if expired else candidate, prefix, expired, points)
         cached, limit = prefix, None
-        if r.mode == "none" and prefix:
-            cached, limit = 0, "uncached"
+        if r.mode is Mode.NONE and prefix:
+            cached, limit = 0, Limit.UNCACHED
         elif prefix and prefix < r.min_tokens:
-            cached, limit = 0, "minimum"
+            cached, limit = 0, Limit.MINIMUM
         elif r.increment > 1 and prefix % r.increment:
-            cached, limit = prefix - prefix % r.increment, "increment"
+            cached, limit = prefix - prefix % r.increment, Limit.INCREMENT
         return Hit(None if expired else candidate, expired, path.common, prefix, cached, 0, limit)
 
     def _stored(
@@ -236,7 +246,7 @@ class Cache:
         match at any of the latest `considered` stored breakpoints on this prompt, no lookback."""
         r = self.rules
         ends = _ends(items)
-        lookback = r.lookback if r.mode == "explicit" else None
+        lookback = r.lookback if r.mode is Mode.EXPLICIT else None
         positions = _positions(items) if lookback is not None else None
         window = lookback or 0
         read_end, beyond, unstored, considered = 0, False, False, 0
@@ -265,7 +275,7 @@ class Cache:
                 written = max(0, upto - read)
         limit = None
         if read < prefix:
-            limit = "lookback" if beyond else ("minimum" if unstored else None)
+            limit = Limit.LOOKBACK if beyond else (Limit.MINIMUM if unstored else None)
         return Hit(candidate, expired, path.common, prefix, read, written, limit)
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ctxkit import collector
 from ctxkit.counting.measure import call_args_text
 from ctxkit.errors import RuleError
+from ctxkit.history.tree import Ancestry
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
 from ctxkit.pipeline import WarningKind, run
@@ -49,7 +50,7 @@ class CallRow:
     cost_without_cache: Decimal | None
     candidate: int | None
     brk: breaks.Break
-    limit: str | None
+    limit: cache.Limit | None
     truncated: bool
     compression_due: bool
     synthetic: bool
@@ -93,7 +94,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     rules = cache.rules(str(eff.provider), eff.model, fixture.settings.cache)
     prompt_cache = cache.Cache(rules)
     pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices, one_hour=rules.ttl == "1h")
-    ancestry = breaks.Ancestry(fixture)
+    ancestry = Ancestry(fixture)
     warned = Warned(planner.warnings())
     views: dict[int, breaks.Candidate] = {}  # what later calls may still break against
     sides = breaks.Sides()

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from ctxkit.errors import CtxkitError, ExitStatus, InputError, Problem
 from ctxkit.output import plural
 from ctxkit.replay import breaks, logbreaks
+from ctxkit.replay.causes import Cause
 
 # `--fail-on` accepts every cause a replay can report, of a fixture (R-RPL-6) or of a log (R-LOG-2),
 # and refuses any other name, so a misspelt cause can never make the gate pass silently.
@@ -44,7 +45,7 @@ class GateError(CtxkitError):
 @dataclass(frozen=True, slots=True)
 class Thresholds:
     min_hit_rate: float | None = None  # a fraction, 0 to 1
-    fail_on: tuple[str, ...] = ()  # causes, in the order given
+    fail_on: tuple[Cause, ...] = ()  # in the order given
     max_lost_tokens: int | None = None
 
     @property
@@ -97,7 +98,7 @@ def parse_rate(text: str) -> float:
     return value
 
 
-def parse_causes(text: str) -> tuple[str, ...]:
+def parse_causes(text: str) -> tuple[Cause, ...]:
     """`--fail-on`: causes separated by commas, each one a replay can report."""
     names = [part.strip() for part in text.split(",")]
     if not all(names):
@@ -105,7 +106,7 @@ def parse_causes(text: str) -> tuple[str, ...]:
     unknown = [n for n in names if n not in CAUSES]
     if unknown:
         raise InputError(f"--fail-on {text!r}: unknown cause {unknown[0]!r}; the causes are " + ", ".join(CAUSES))
-    return tuple(dict.fromkeys(names))
+    return tuple(dict.fromkeys(map(Cause, names)))
 
 
 def parse_count(text: str) -> int:

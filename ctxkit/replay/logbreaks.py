@@ -16,21 +16,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxkit.replay.breaks import Break, _lost
+from ctxkit.replay.causes import Cause
 from ctxkit.translate.bodies import Body
 from ctxkit.translate.items import Item
 
-CAUSE_RULES = {
-    "first_call": "R-LOG-2",
-    "expired": "R-RPL-5",
-    "model": "R-LOG-2",
-    "parameters": "R-LOG-2",
-    "tools": "R-LOG-2",
-    "system_date": "R-LOG-2",
-    "system": "R-LOG-2",
-    "edit": "R-LOG-2",
-    "head_dropped": "R-LOG-2",
-    "append": "R-RPL-6",
-    "other": "R-RPL-6",
+CAUSE_RULES = {  # the causes a body alone can show, first match wins, and the rule behind each
+    Cause.FIRST_CALL: "R-LOG-2",
+    Cause.EXPIRED: "R-RPL-5",
+    Cause.MODEL: "R-LOG-2",
+    Cause.PARAMETERS: "R-LOG-2",
+    Cause.TOOLS: "R-LOG-2",
+    Cause.SYSTEM_DATE: "R-LOG-2",
+    Cause.SYSTEM: "R-LOG-2",
+    Cause.EDIT: "R-LOG-2",
+    Cause.HEAD_DROPPED: "R-LOG-2",
+    Cause.APPEND: "R-RPL-6",
+    Cause.OTHER: "R-RPL-6",
 }
 SYSTEM_KINDS = frozenset({"system", "developer"})
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
@@ -67,54 +68,51 @@ class KeyedBody:
 
 def first(switched: bool) -> Break:
     """The first call of its provider and model: `model` when its session's previous call used another."""
-    cause = "model" if switched else "first_call"
+    cause = Cause.MODEL if switched else Cause.FIRST_CALL
     return Break(cause, CAUSE_RULES[cause], None, None, None, 0)
 
 
-def find(this: KeyedBody, cand: KeyedBody | None, common: int, *, expired: bool) -> Break:
-    if cand is None:
-        return first(False)
+def find(this: KeyedBody, cand: KeyedBody, common: int, *, expired: bool) -> Break:
+    """The break against the best candidate (an earlier call of the same provider and model; the
+    first call of one has `first` instead)."""
     if expired:
         common = 0  # nothing of the earlier calls is reusable
-    if this.body.settings or cand.body.settings:  # a changed setting does not make the content new
-        mine_after = [i._replace(key=_unsalted(i.key)) for i in this.body.items[common:]]
-        lost = _lost(mine_after, tuple(_unsalted(k) for k in cand.keys[common:]))
-    else:
-        lost = _lost(this.body.items[common:], cand.keys[common:])
+    # A changed setting salts every key after it (R-LOG-2) but does not make the content new.
+    lost = _lost(this.body.items[common:], cand.body.content_keys[common:], this.body.content_keys[common:])
     mine = this.body.items[common] if common < len(this.body.items) else None
     theirs = cand.body.items[common] if common < len(cand.body.items) else None
     if expired:
-        return _break("expired", common, this.side(mine), cand.side(theirs), lost)
+        return _break(Cause.EXPIRED, common, this.side(mine), cand.side(theirs), lost)
     if mine is None or theirs is None:
-        return _break("append", common if mine is not None else None, this.side(mine), cand.side(theirs), lost)
+        return _break(Cause.APPEND, common if mine is not None else None, this.side(mine), cand.side(theirs), lost)
     changed = [
         k
         for k in sorted(set(this.body.settings) | set(cand.body.settings))
         if this.body.settings.get(k) != cand.body.settings.get(k)
     ]
-    if changed and _unsalted(mine.key) == _unsalted(theirs.key):
+    if changed and this.body.content_keys[common] == cand.body.content_keys[common]:
         setting = {"kind": "setting", "id": ", ".join(changed), "segment": None}
-        return _break("parameters", common, setting, setting, lost)
+        return _break(Cause.PARAMETERS, common, setting, setting, lost)
     cause = _cause(this, cand, common, mine, theirs)
     return _break(cause, common, this.side(mine), cand.side(theirs), lost)
 
 
-def _cause(this: KeyedBody, cand: KeyedBody, common: int, mine: Item, theirs: Item) -> str:
+def _cause(this: KeyedBody, cand: KeyedBody, common: int, mine: Item, theirs: Item) -> Cause:
     kinds = (this.kind(mine), cand.kind(theirs))
     if "tools" in kinds:
-        return "tools"
+        return Cause.TOOLS
     if SYSTEM_KINDS & set(kinds):
         if this.body.system != cand.body.system and masked(this.body.system) == masked(cand.body.system):
-            return "system_date"
-        return "system"
+            return Cause.SYSTEM_DATE
+        return Cause.SYSTEM
     rest, theirs_after = this.keys[common:], cand.keys[common + 1 :]
     if common + 1 < min(len(this.keys), len(cand.keys)) and this.keys[common + 1] == cand.keys[common + 1]:
-        return "edit"  # one message changed in place; what follows is the same
+        return Cause.EDIT  # one message changed in place; what follows is the same
     if theirs.key not in rest and set(rest) & set(theirs_after):
-        return "head_dropped"  # the candidate's message is gone, its later ones carry on
+        return Cause.HEAD_DROPPED  # the candidate's message is gone, its later ones carry on
     if theirs.key in rest[1:]:
-        return "edit"  # a message was inserted before the candidate's
-    return "other"
+        return Cause.EDIT  # a message was inserted before the candidate's
+    return Cause.OTHER
 
 
 def masked(text: str) -> str:
@@ -122,9 +120,5 @@ def masked(text: str) -> str:
     return _WHEN.sub("<when>", text)
 
 
-def _unsalted(key: str) -> str:
-    return key.split("\x00", 1)[0]
-
-
-def _break(cause: str, item: int | None, this: Any, cand: Any, lost: int) -> Break:
+def _break(cause: Cause, item: int | None, this: Any, cand: Any, lost: int) -> Break:
     return Break(cause, CAUSE_RULES[cause], item, this, cand, lost)

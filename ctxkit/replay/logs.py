@@ -23,9 +23,9 @@ from ctxkit.loading.domain import CacheRules
 from ctxkit.loading.traffic import Log, TrafficRecord
 from ctxkit.replay import cache, logbreaks
 from ctxkit.replay.breaks import Break
-from ctxkit.replay.cache import Cache, Rules
+from ctxkit.replay.cache import Cache, Limit, Mode, Rules
 from ctxkit.replay.cost import Pricer
-from ctxkit.replay.verdicts import count_error, reports_cache, verdict
+from ctxkit.replay.verdicts import Verdict, count_error, reports_cache, verdict
 from ctxkit.translate.bodies import Body, body_items
 from ctxkit.translate.items import ItemMemo, prompt_tokens
 from ctxkit.translate.sent import body_meter
@@ -49,10 +49,10 @@ class LogCall:
     output_tokens: int | None  # as the provider reported it
     candidate: int | None
     brk: Break
-    limit: str | None
+    limit: Limit | None
     reported: Reported | None
     count_error: float | None
-    verdict: str | None
+    verdict: Verdict | None
     cache_reported: bool  # the usage says what was cached (else no verdict, no reported cache)
     cost: Decimal | None
     cost_without_cache: Decimal | None
@@ -172,7 +172,7 @@ class _Run:
             switched = session_before is not None and session_before != (provider, record.model)
             brk = logbreaks.first(switched)
         else:
-            other = group.views.get(hit.candidate if hit.candidate is not None else local - 1)
+            other = group.views[hit.candidate if hit.candidate is not None else local - 1]  # within the TTL: kept
             brk = logbreaks.find(view, other, hit.common, expired=hit.expired)
         group.indices.append(index)
         self.placed[index] = (group, local)
@@ -244,7 +244,7 @@ class _Run:
         group = self.groups.get((provider, model))
         if group is None:
             rules = cache.rules(provider, model, CacheRules())
-            ever = Rules("implicit", 0, 1, None, EVER)
+            ever = Rules(Mode.IMPLICIT, 0, 1, None, EVER)
             group = self.groups[(provider, model)] = _Group(rules, Cache(rules), Cache(ever), rules.ttl_seconds)
         return group
 

@@ -22,13 +22,25 @@ versions) gives no verdict; its count error still counts.
 
 from __future__ import annotations
 
+import enum
 import math
 from typing import Any
 
 from ctxkit.counting.reported import Reported
-from ctxkit.replay.cache import Hit, Rules
+from ctxkit.replay.cache import Hit, Mode, Rules
 
-VERDICTS = ("agree", "count_off", "provider_miss", "warm_elsewhere", "disagree")
+
+class Verdict(enum.StrEnum):
+    """A logged call's prediction against the provider's numbers (see the module docstring)."""
+
+    AGREE = "agree"
+    COUNT_OFF = "count_off"
+    PROVIDER_MISS = "provider_miss"
+    WARM_ELSEWHERE = "warm_elsewhere"
+    DISAGREE = "disagree"
+
+
+VERDICTS = tuple(Verdict)  # in the order the totals list them
 
 
 # Where each usage shape says what was cached; a usage object without any of these keys (Ollama's
@@ -63,13 +75,13 @@ def count_error(prompt: int, rep: Reported | None) -> float | None:
     return (prompt - rep.input_tokens) / rep.input_tokens
 
 
-def verdict(rules: Rules, prompt: int, hit: Hit, ever_prefix: int, rep: Reported | None) -> str | None:
+def verdict(rules: Rules, prompt: int, hit: Hit, ever_prefix: int, rep: Reported | None) -> Verdict | None:
     if rep is None:
         return None
-    explicit = rules.mode == "explicit"
+    explicit = rules.mode is Mode.EXPLICIT
     predicted, served = hit.cached_tokens, rep.cached_tokens
     if predicted == served and (not explicit or hit.write_tokens == rep.cache_write_tokens):
-        return "agree"
+        return Verdict.AGREE
     scale = rep.input_tokens / prompt if prompt else 1.0
 
     def close(ours: int, theirs: int) -> bool:
@@ -80,22 +92,22 @@ def verdict(rules: Rules, prompt: int, hit: Hit, ever_prefix: int, rep: Reported
         written, served_written = hit.write_tokens, rep.cache_write_tokens
         if (predicted or written) and (served or served_written):
             if close(predicted, served) and close(written, served_written):
-                return "count_off"
+                return Verdict.COUNT_OFF
     elif (predicted and served and close(predicted, served)) or applied(
         rules, round(hit.prefix_tokens * scale)
     ) == served:
-        return "count_off"
+        return Verdict.COUNT_OFF
     if served < predicted:
-        return "provider_miss"
+        return Verdict.PROVIDER_MISS
     if served > ever_prefix and not close(ever_prefix, served):
-        return "warm_elsewhere"
-    return "disagree"
+        return Verdict.WARM_ELSEWHERE
+    return Verdict.DISAGREE
 
 
 def applied(rules: Rules, prefix: int) -> int:
     """What the provider's rules cache of a prefix of this many tokens (no breakpoints: automatic kinds)."""
     if prefix < rules.min_tokens:
         return 0
-    if rules.mode == "automatic" and rules.increment > 1:
+    if rules.mode is Mode.AUTOMATIC and rules.increment > 1:
         return prefix - prefix % rules.increment
     return prefix

@@ -13,11 +13,10 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from ctxkit.output import plural, printable
-from ctxkit.replay.breaks import CAUSE_ADVICE, Break
+from ctxkit.replay.breaks import Break
+from ctxkit.replay.cache import Limit, Mode
+from ctxkit.replay.causes import CAUSE_ADVICE, HEALTHY, Cause
 from ctxkit.replay.driver import CallRow, Replay
-
-HEALTHY = frozenset({"append", "first_call"})  # causes that need no change
-WRITING = frozenset({"explicit", "breakpoints"})  # Anthropic, OpenAI GPT-5.6: writes reported and billed
 
 
 def clock(value: datetime | None) -> str | None:
@@ -57,7 +56,7 @@ class Priced(Protocol):
     @property
     def brk(self) -> Break: ...
     @property
-    def limit(self) -> str | None: ...
+    def limit(self) -> Limit | None: ...
 
 
 def call_json(c: CallRow) -> dict[str, Any]:
@@ -104,7 +103,7 @@ def _sum(values: list[Decimal | None]) -> Decimal | None:
 def totals(calls: Sequence[Priced]) -> dict[str, Any]:
     prompt = sum(c.prompt_tokens for c in calls)
     cached = sum(c.cached_tokens for c in calls)
-    causes: dict[str, list[int]] = {}
+    causes: dict[Cause, list[int]] = {}
     for c in calls:
         entry = causes.setdefault(c.brk.cause, [0, 0])
         entry[0] += 1
@@ -121,8 +120,7 @@ def totals(calls: Sequence[Priced]) -> dict[str, Any]:
         "cost": money(_sum([c.cost for c in calls])),
         "cost_without_cache": money(_sum([c.cost_without_cache for c in calls])),
         "causes": [
-            {"cause": name, "calls": n, "lost_tokens": lost, "advice": CAUSE_ADVICE.get(name, "")}
-            for name, (n, lost) in ranked
+            {"cause": name, "calls": n, "lost_tokens": lost, "advice": CAUSE_ADVICE[name]} for name, (n, lost) in ranked
         ],
     }
 
@@ -176,7 +174,7 @@ def _side(side: dict[str, Any] | None) -> str:
 def table(data: dict[str, Any]) -> str:
     from tabulate import tabulate
 
-    anthropic = data["cache_rules"]["mode"] in WRITING  # the modes that report (and bill) writes
+    anthropic = Mode(data["cache_rules"]["mode"]).stores  # the modes that report (and bill) writes
     headers = ["#", "call", "clock", "prompt", "cached", "hit"]
     headers += ["write"] if anthropic else []
     headers += ["output", "cost", "break", "cause", "limit", "lost"]

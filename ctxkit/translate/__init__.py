@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ctxkit import providers
-from ctxkit.loading.cache_rules import row
+from ctxkit.loading.cache_rules import Mode, row
 from ctxkit.translate import reading
 from ctxkit.translate.common import Prepared, Translated, TranslationInput, prepare
 from ctxkit.translate.reading import Reader
@@ -89,7 +89,7 @@ def cache_parameters(request: TranslationInput) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if cache.key is not None:
         out["prompt_cache_key"] = cache.key
-    if row(request.provider, request.model)["rules"]["mode"] == "breakpoints":
+    if Mode(row(request.provider, request.model)["rules"]["mode"]) is Mode.BREAKPOINTS:
         if request.settings.prompt_cache and not request.settings.as_logged:
             out["prompt_cache_options"] = {"mode": "implicit", **({"ttl": cache.ttl} if cache.ttl else {})}
     elif cache.retention is not None:

@@ -44,6 +44,7 @@ class Body:
     system: str  # the system texts, joined (for `system_date`)
     settings: dict[str, Any]  # the keyed settings this request sent
     priming: int  # the reply priming the provider adds (R-RPL-4: none for Gemini or after a prefill)
+    content_keys: tuple[str, ...]  # each item's key without the keyed settings (which salt `items`' keys)
 
 
 def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: ItemMeter, memo: ItemMemo) -> Body:
@@ -62,6 +63,7 @@ def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: Ite
     # the settings that change which cached prefix a request can read, and from where on: "all"
     # items (routing) or only the "messages" (Anthropic invalidates the message blocks)
     scope = spec.keyed_from
+    content_keys = tuple(i.key for i in items)
     settings = {n: body[n] for n in spec.keyed_settings if body.get(n) is not None}
     if settings:
         salt = "\x00" + canonical(settings)
@@ -73,7 +75,8 @@ def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: Ite
     if spec.format == "anthropic" and isinstance(body.get("cache_control"), dict) and items:
         items = (*items[:-1], items[-1]._replace(breakpoint=True))  # automatic caching: the last block
     priming = priming_tokens(payload, meter=meter)
-    return Body(items, tuple(shape.pointers), tuple(shape.kinds), "\n".join(shape.system), settings, priming)
+    system = "\n".join(shape.system)
+    return Body(items, tuple(shape.pointers), tuple(shape.kinds), system, settings, priming, content_keys)
 
 
 class BodyShape:

@@ -17,7 +17,7 @@ from ctxkit import providers
 from ctxkit.assembly.system import wrap_reminder
 from ctxkit.counting.images import sniff_mime
 from ctxkit.counting.measure import Meter
-from ctxkit.history.working import Call, Fate, Image, Kind, Row, Segment, Working
+from ctxkit.history.working import Call, Fate, Image, Kind, Row, Segment, Working, image_key
 from ctxkit.loading.domain import Settings, ToolDef
 from ctxkit.loading.templates import Templates
 
@@ -238,9 +238,9 @@ def _image_row(
     segment = None if left_out else (Segment.PROJECT_FILES if img.project else seg)
     if img.project and fate is Fate.KEPT:
         rule = "R-PROJ-2"
-    return Row(
-        img.file_id, "file", segment, a.meter.image(img), fate, rule, tuple(notes), key=f"{ident[0]}#img{ident[1]}"
-    )
+    key, n = ident
+    tokens = a.meter.image(img)
+    return Row(img.file_id, "file", segment, tokens, fate, rule, tuple(notes), key=image_key(key, n), attached_to=key)
 
 
 def _allowed_images(messages: list[Working], cap: int | None) -> set[tuple[str, int]]:

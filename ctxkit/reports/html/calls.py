@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxkit.history.working import Fate, Segment
+from ctxkit.replay.causes import HEALTHY
 from ctxkit.reports.html.seatmap import GAP, ROW, ROWS, WIDTH, Rect
 
 CHART_HEIGHT = 220.0  # the bars' plot area, SVG units
 CHART_TOP = 64.0  # room above the bars for break markers and their causes
 COST_HEIGHT = 160.0
-HEALTHY = frozenset({"append", "first_call"})  # causes that are not a break worth a marker
 LABELLED_BREAKS = 16  # with many calls, only the breaks that lost most name their cause on the chart
 SEGMENTS = [str(s) for s in Segment]
 
