@@ -250,3 +250,40 @@ def test_a_model_only_genai_prices_knows_imports_it(tmp_path):
     loaded = _cli_modules("assemble", str(path))
     assert "ctxkit.loading.read" in loaded
     assert _price_data(loaded) == list(PRICE_DATA)
+
+
+def test_a_command_imports_only_its_own_command_module():
+    """Start-up is mostly imports: `assemble` loads the core commands' module, never replay's,
+    the log readers or the HTML report (the cold-start target in `make bench`)."""
+    loaded = _cli_modules("assemble", FIXTURE)
+    assert "ctxkit.loading.read" in loaded  # the command did run
+    assert sorted(m for m in loaded if m.startswith("ctxkit.cli.")) == [
+        "ctxkit.cli.core",
+        "ctxkit.cli.options",
+        "ctxkit.cli.stdout",
+    ]
+    assert not [m for m in loaded if m.startswith(("ctxkit.replay", "ctxkit.reports.html", "ctxkit.loading.traffic"))]
+
+
+def test_every_command_is_found_in_the_module_that_defines_it():
+    """`cli.COMMANDS` names each command's module: a command missing there, or named with the wrong
+    module, would not be found by a run that imports only that module."""
+    from ctxkit import cli
+
+    commands = cli.all_commands()
+    assert sorted(commands) == sorted(cli.COMMANDS)
+    for name, command in commands.items():
+        assert command.callback is not None
+        assert command.callback.__module__ == f"ctxkit.cli.{cli.COMMANDS[name]}", name
+
+
+def test_help_lists_every_command_though_none_was_imported():
+    """`ctxkit --help` in a fresh interpreter, where no command module was imported before."""
+    from ctxkit import cli
+
+    from .conftest import ROOT
+
+    code = "from ctxkit.cli import main\nmain(['--help'])"
+    listed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout
+    for name in cli.COMMANDS:
+        assert f"\n  {name} " in listed, name

@@ -24,9 +24,9 @@ def test_readme_examples_are_current():
 def test_every_command_has_help():
     from click.testing import CliRunner
 
-    from ctxkit.cli import cli
+    from ctxkit.cli import all_commands, cli
 
-    for name, command in cli.commands.items():
+    for name, command in all_commands().items():
         result = CliRunner().invoke(cli, [name, "--help"])
         assert result.exit_code == 0, name
         assert command.help, f"{name} has no help text"
@@ -80,11 +80,11 @@ def test_readme_console_sessions_run_in_a_scratch_copy():
 
 def test_every_option_of_every_command_has_help():
     """Issue 19 item 17: `diff --help` listed its shared options without a word."""
-    from ctxkit.cli import cli
+    from ctxkit.cli import all_commands
 
     missing = [
         f"{name} {param.opts[0]}"
-        for name, command in cli.commands.items()
+        for name, command in all_commands().items()
         for param in command.params
         if isinstance(param, click.Option) and not param.help and param.opts[0] not in ("--help", "-h")
     ]

@@ -17,11 +17,52 @@ from ctxkit import __version__
 from ctxkit.cli import stdout
 from ctxkit.errors import CtxkitError, ExitStatus
 
-COMMAND_MODULES = ("core", "compress", "diff", "snapshot", "importer", "report", "replay", "models")
+# Each command → the module that defines it. A run imports only its command's module (start-up
+# is mostly imports: `assemble` need not load replay, logs or the HTML report); listing the
+# commands (`--help`, completion, an unknown name) imports them all.
+COMMANDS = {
+    "validate": "core",
+    "schema": "core",
+    "templates": "core",
+    "assemble": "core",
+    "budget": "core",
+    "explain": "core",
+    "compress": "compress",
+    "diff": "diff",
+    "snapshot": "snapshot",
+    "import": "importer",
+    "report": "report",
+    "replay": "replay",
+    "models": "models",
+}
+COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 COMPLETE_VAR = "_CTXKIT_COMPLETE"  # click's shell completion: `_CTXKIT_COMPLETE=bash_source ctxkit`
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """A group whose commands are imported when first named (click's lazy subcommands)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        _register()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            module = COMMANDS.get(cmd_name)
+            if module is None:
+                _register()  # not a known name: whatever is registered decides, as before
+            else:
+                _import(module)
+        return super().get_command(ctx, cmd_name)
+
+
+def all_commands() -> dict[str, click.Command]:
+    """Every command by name, their modules imported (for tests and documentation)."""
+    _register()
+    return dict(sorted(cli.commands.items()))
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ctxkit")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 def cli(debug: bool) -> None:
@@ -31,20 +72,25 @@ def cli(debug: bool) -> None:
 
 def _register() -> None:
     """Import each command module (each adds its commands to `cli`); a missing one fails loudly."""
+    for name in COMMAND_MODULES:
+        _import(name)
+
+
+def _import(module: str) -> None:
     import importlib
 
-    for name in COMMAND_MODULES:
-        importlib.import_module(f".{name}", __name__)
-    _complete_arguments_as_files()
+    importlib.import_module(f".{module}", __name__)
+    for name, command in cli.commands.items():
+        if COMMANDS.get(name) == module:
+            _complete_arguments_as_files(command)
 
 
-def _complete_arguments_as_files() -> None:
+def _complete_arguments_as_files(command: click.Command) -> None:
     """Every positional argument of ctxkit is a file or folder (or `-`): let the shell complete
     it as one. `click.Path` with no checks converts exactly as the plain string type does."""
-    for command in cli.commands.values():
-        for param in command.params:
-            if isinstance(param, click.Argument) and param.type is click.STRING:
-                param.type = click.Path(allow_dash=True)
+    for param in command.params:
+        if isinstance(param, click.Argument) and param.type is click.STRING:
+            param.type = click.Path(allow_dash=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -102,6 +148,3 @@ def _interrupted() -> NoReturn:
     """Ctrl-C: one line and 128 + SIGINT, as shells expect (not the bad-input code)."""
     click.echo("error: interrupted", err=True)
     sys.exit(ExitStatus.INTERRUPTED)
-
-
-_register()
