@@ -177,7 +177,7 @@ def assembly_options(fn: F) -> F:
 def parse_now(value: str | None) -> datetime | None:
     if value is None:
         return None
-    from ctxkit.loading.refs import beyond_utc, parse_datetime
+    from ctxkit.loading.values import beyond_utc, parse_datetime
 
     parsed = parse_datetime(value)
     if parsed is None:

@@ -21,8 +21,9 @@ from ctxkit.loading import domain
 from ctxkit.loading.files import DEFAULT_MAX_SIZE_TEXT, TooBig, Unreadable, read_bounded, read_regular_file
 from ctxkit.loading.integers import whole_numbers
 from ctxkit.loading.lines import with_lines
-from ctxkit.loading.refs import FloatTexts, build_fixture, template_problems
+from ctxkit.loading.refs import build_fixture, template_problems
 from ctxkit.loading.schema import JsonPath, line_column, load_schema, pointer, problem, validate_document
+from ctxkit.loading.values import FloatTexts
 from ctxkit.loading.yaml_text import parse_yaml
 
 __all__ = ["load_fixture", "load_schema", "load_templates_file", "parse_json", "parse_size"]

@@ -4,7 +4,7 @@ Input: the parsed document (already checked against the schema, so shapes are tr
 Output: the frozen stored tree, or an `InputError` listing every broken reference, bad
 file path, bad date or template override at its JSON pointer. The tree's own checks
 (ids, references, cycles, summaries) are in `graph`; the bytes of `path:` files come
-from `files`.
+from `files`; dates, exact decimals and settings from `values`.
 """
 
 from __future__ import annotations
@@ -13,19 +13,16 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable
-from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from ctxkit.errors import InputError
-from ctxkit.loading import domain
+from ctxkit.loading import domain, values
 from ctxkit.loading.files import Missing, TooBig, Unreadable, read_regular_file
 from ctxkit.loading.graph import check_references
 from ctxkit.loading.schema import JsonPath, pointer, problem, sort_key
 from ctxkit.loading.templates import validate_overrides
 
-FloatTexts = dict[int, tuple[float, str]]  # id(float) -> (the float, its text as written)
 MAX_ARGS_DEPTH = 100  # deeper tool arguments could not be serialized safely later
 # Request-body fields translation builds for some provider: never taken from `request_fields`.
 BUILT_FIELDS = frozenset(
@@ -33,7 +30,6 @@ BUILT_FIELDS = frozenset(
 )
 # The fields of a tool definition translation builds (under each provider's name for the schema).
 BUILT_TOOL_FIELDS = frozenset({"name", "description", "parameters", "input_schema"})
-_DECIMAL_SETTINGS = ("safety_margin", "compression_trigger_ratio", "recent_messages_ratio", "project_files_max_ratio")
 
 
 def build_fixture(
@@ -43,7 +39,7 @@ def build_fixture(
     base_dir: Path,
     allow_outside_paths: bool = False,
     max_size: int,
-    floats: FloatTexts,
+    floats: values.FloatTexts,
 ) -> domain.Fixture:
     """Check every reference and read every `path:`; all problems are reported together."""
     found: list[tuple[JsonPath, str]] = []
@@ -53,7 +49,7 @@ def build_fixture(
     in_flight = _in_flight(doc.get("in_flight", []), found)
     found.extend(template_problems(doc.get("templates", {}), ("templates",)))
     tools = tuple(_tool(item, index, found) for index, item in enumerate(doc.get("tools", [])))
-    now = _now(doc["now"], found) if "now" in doc else None
+    now = values.fixture_now(doc["now"], found) if "now" in doc else None
     for name in doc.get("settings", {}).get("request_fields", {}):
         if name in BUILT_FIELDS:
             found.append((("settings", "request_fields", name), "ctxkit builds this request field itself (R-FIX-7)"))
@@ -68,10 +64,10 @@ def build_fixture(
         name=doc.get("name"),
         now=now,
         tokenizer=doc.get("tokenizer"),
-        settings=_settings(doc.get("settings", {}), floats),
+        settings=values.settings(doc.get("settings", {}), floats),
         prompts=domain.Prompts(**doc.get("prompts", {})),
         templates=tuple(doc.get("templates", {}).items()),
-        user_info=_user_info(doc["user_info"], floats) if "user_info" in doc else None,
+        user_info=values.user_info(doc["user_info"], floats) if "user_info" in doc else None,
         tools=tools,
         turn=domain.TurnOverrides(**doc.get("turn", {})),
         files=files,
@@ -127,7 +123,7 @@ def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) ->
                 tokens=m.get("tokens"),
                 tool_calls=_tool_calls(m["tool_calls"], index, found) if "tool_calls" in m else (),
                 summarizes_through=None if through is None else str(through),
-                at=_at(m, ("messages", index), found) if "at" in m else None,
+                at=values.stored_at(m, ("messages", index), found) if "at" in m else None,
             )
         )
     if len(unnamed) > _UNNAMED_SHOWN:
@@ -210,7 +206,7 @@ def _in_flight(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) -
                 tool_calls=tuple(calls),
                 tool_call_id=None if answers is None else str(answers),
                 tokens=m.get("tokens"),
-                at=_at(m, ("in_flight", index), found),
+                at=values.stored_at(m, ("in_flight", index), found),
             )
         )
     for call_id, at in pending.items():
@@ -228,7 +224,11 @@ def _tool(item: str | dict[str, Any], index: int, found: list[tuple[JsonPath, st
         if name in BUILT_TOOL_FIELDS:
             found.append((("tools", index, "request_fields", name), "ctxkit builds this field itself (R-FIX-7)"))
     return domain.ToolDef(
-        item["name"], item.get("description"), item.get("parameters"), full=True, request_fields=_json_pairs(fields)
+        item["name"],
+        item.get("description"),
+        item.get("parameters"),
+        full=True,
+        request_fields=values.json_pairs(fields),
     )
 
 
@@ -338,97 +338,6 @@ def _read_file(
     except (Unreadable, OSError, ValueError, RuntimeError) as exc:  # ValueError: NUL; RuntimeError: link loop
         found.append((at, f"cannot read {name!r}: {getattr(exc, 'strerror', None) or exc}"))
     return None
-
-
-def _settings(settings: dict[str, Any], floats: FloatTexts) -> domain.Settings:
-    """R-FIX-3: ratios (and prices) become Decimals exactly as written, never via binary floats."""
-    values = dict(settings)
-    for key in _DECIMAL_SETTINGS:
-        if key in values:
-            values[key] = _decimal(values[key], floats)
-    values["cache"] = domain.CacheRules(**values.get("cache", {}))
-    values["request_fields"] = _json_pairs(values.get("request_fields", {}))
-    prices = values.get("prices")
-    if prices is not None:
-        given = {key: _decimal(value, floats) for key, value in prices.items()}
-        given.setdefault("cached_input", given["input"])
-        given.setdefault("cache_write", given["input"])
-        values["prices"] = domain.Prices(**given)
-    return domain.Settings(**values)
-
-
-def _json_pairs(fields: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """R-FIX-7: request fields as (name, JSON text), hashable and frozen like the rest of a fixture."""
-    return tuple((name, json.dumps(value, ensure_ascii=False)) for name, value in fields.items())
-
-
-def _decimal(value: float, floats: FloatTexts) -> Decimal:
-    if isinstance(value, float):
-        entry = floats.get(id(value))
-        return Decimal(entry[1] if entry is not None and entry[0] is value else repr(value))
-    return Decimal(value)
-
-
-def _user_info(info: dict[str, Any], floats: FloatTexts) -> domain.UserInfo:
-    organization = tuple((key, _scalar_text(value, floats)) for key, value in info.get("organization", {}).items())
-    return domain.UserInfo(**{**info, "organization": organization, "memories": tuple(info.get("memories", ()))})
-
-
-def _scalar_text(value: str | float | bool, floats: FloatTexts) -> str:
-    """Organization values as written: booleans as true/false, numbers in their written form."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return str(_decimal(value, floats))
-    return str(value)
-
-
-def _at(item: dict[str, Any], where: JsonPath, found: list[tuple[JsonPath, str]]) -> datetime | None:
-    """R-RPL-3: `at` is an ISO 8601 date-time with a zone (`Z` or an offset)."""
-    text = item.get("at")
-    if text is None:
-        return None
-    parsed = parse_datetime(text, zone_required=True)
-    if parsed is None:
-        found.append(((*where, "at"), f"not an ISO 8601 date-time with a zone: {text[:40]!r}{beyond_utc(text)}"))
-    return parsed
-
-
-def _now(text: str, found: list[tuple[JsonPath, str]]) -> datetime | None:
-    parsed = parse_datetime(text)
-    if parsed is None:
-        found.append((("now",), f"not an ISO 8601 date-time: {text[:40]!r}{beyond_utc(text)}"))
-    return parsed
-
-
-def beyond_utc(text: str) -> str:
-    """` (… outside years 1-9999 in UTC)` when a parsable date-time with an offset is out of
-    range once in UTC (which replay's clocks need), else ""."""
-    try:
-        datetime.fromisoformat(text).astimezone(UTC)
-    except OverflowError:
-        return " (with its offset it falls outside years 1-9999 in UTC)"
-    except ValueError:
-        pass
-    return ""
-
-
-def parse_datetime(text: str, *, zone_required: bool = False) -> datetime | None:
-    """An ISO 8601 date-time (`Z` accepted), or None when `text` is not one; the one parser
-    of the fixture's `now` and `at` and of `--now`.
-
-    Without `zone_required`, a value without offset is UTC and a date alone is midnight;
-    with it, a value must carry a zone (and so a time).
-    """
-    try:
-        parsed = datetime.fromisoformat(text)
-        if parsed.tzinfo is not None:
-            parsed.astimezone(UTC)  # 0001-01-01T00:00+05:00 is before year 1 in UTC: not a usable time
-    except (ValueError, OverflowError):
-        return None
-    if parsed.tzinfo is None:
-        return None if zone_required else parsed.replace(tzinfo=UTC)
-    return None if zone_required and len(text) <= 10 else parsed
 
 
 def template_problems(templates: dict[str, str], at: JsonPath) -> Iterable[tuple[JsonPath, str]]:

@@ -30,7 +30,7 @@ from ctxkit import providers
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading.files import format_limit
 from ctxkit.loading.log_formats import detect, kind_of
-from ctxkit.loading.refs import parse_datetime
+from ctxkit.loading.values import parse_datetime
 
 FORMATS = ("jsonl", "cassette", "otel")
 # The endpoint of each provider's chat call; any other endpoint is skipped and counted.

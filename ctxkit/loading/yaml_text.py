@@ -16,8 +16,8 @@ import yaml
 
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading.files import format_limit
-from ctxkit.loading.refs import FloatTexts
 from ctxkit.loading.schema import line_column, problem
+from ctxkit.loading.values import FloatTexts
 
 try:  # libyaml when available: the same safe constructor, a faster parser
     from yaml import CSafeLoader as _BaseLoader
