@@ -172,24 +172,14 @@ def _side(side: dict[str, Any] | None) -> str:
 
 
 def table(data: dict[str, Any]) -> str:
+    """The readable report: the fixture and window, one row per call, then the totals."""
     from tabulate import tabulate
 
     anthropic = Mode(data["cache_rules"]["mode"]).stores  # the modes that report (and bill) writes
     headers = ["#", "call", "clock", "prompt", "cached", "hit"]
     headers += ["write"] if anthropic else []
     headers += ["output", "cost", "break", "cause", "limit", "lost"]
-    rows = []
-    for c in data["calls"]:
-        brk = c["break"]
-        where = f"@{brk['item']} {_side(brk['this'])} | {_side(brk['candidate'])}" if brk else ""
-        label = c["label"] + ("" if c["on_branch"] else " (edited)") + (" *" if c["synthetic"] else "")
-        hit = f"{c['cached_tokens'] / c['prompt_tokens']:.0%}" if c["prompt_tokens"] else "-"
-        row = [str(c["index"]), label, _short_clock(c["clock"])]
-        row += [f"{c['prompt_tokens']:,}", f"{c['cached_tokens']:,}", hit]
-        row += [f"{c['cache_write_tokens']:,}"] if anthropic else []
-        output = "" if c["output_tokens"] is None else f"{c['output_tokens']:,}"
-        row += [output, _usd(c["cost"]), where, c["cause"], c["limit"] or "", f"{c['lost_tokens']:,}"]
-        rows.append(row)
+    rows = [_call_row(c, anthropic) for c in data["calls"]]
     right = {"#", "prompt", "cached", "hit", "write", "output", "cost", "lost"}
     text = tabulate(
         [[printable(cell) for cell in row] for row in rows],  # escaped before columns are measured
@@ -198,14 +188,31 @@ def table(data: dict[str, Any]) -> str:
         colalign=tuple("right" if h in right else "left" for h in headers),
         disable_numparse=True,
     )
-    t = data["totals"]
-    causes = ", ".join(f"{c['cause']} {c['lost_tokens']:,} ({c['calls']})" for c in t["causes"])
     window = plural(data["max_input_tokens"], "token", grouped=True)
-    lines = [
-        f"{data['fixture']}: {data['provider']} {data['model']}, window {window}",
-        "",
-        text,
-        "",
+    lines = [f"{data['fixture']}: {data['provider']} {data['model']}, window {window}", "", text, ""]
+    lines += _totals_lines(data["totals"], anthropic)
+    if any(c["synthetic"] for c in data["calls"]):
+        lines.append("* a simulated summary (--compress-as) applies")
+    return "\n".join(lines) + "\n"
+
+
+def _call_row(c: dict[str, Any], anthropic: bool) -> list[str]:
+    """One call: its label (edited branch, simulated summary), clock, tokens, hit, cost and break."""
+    brk = c["break"]
+    where = f"@{brk['item']} {_side(brk['this'])} | {_side(brk['candidate'])}" if brk else ""
+    label = c["label"] + ("" if c["on_branch"] else " (edited)") + (" *" if c["synthetic"] else "")
+    hit = f"{c['cached_tokens'] / c['prompt_tokens']:.0%}" if c["prompt_tokens"] else "-"
+    row = [str(c["index"]), label, _short_clock(c["clock"])]
+    row += [f"{c['prompt_tokens']:,}", f"{c['cached_tokens']:,}", hit]
+    row += [f"{c['cache_write_tokens']:,}"] if anthropic else []
+    output = "" if c["output_tokens"] is None else f"{c['output_tokens']:,}"
+    return [*row, output, _usd(c["cost"]), where, c["cause"], c["limit"] or "", f"{c['lost_tokens']:,}"]
+
+
+def _totals_lines(t: dict[str, Any], anthropic: bool) -> list[str]:
+    """The totals: tokens and hit rate, cost with and without the cache, losses by cause, advice."""
+    causes = ", ".join(f"{c['cause']} {c['lost_tokens']:,} ({c['calls']})" for c in t["causes"])
+    return [
         f"calls {t['calls']}; prompt {plural(t['prompt_tokens'], 'token', grouped=True)}; "
         f"cached {t['cached_tokens']:,} "
         f"({t['hit_rate']:.1%})"
@@ -216,9 +223,6 @@ def table(data: dict[str, Any]) -> str:
         f"lost tokens by cause (calls): {causes}",
         *advice_lines(t["causes"]),
     ]
-    if any(c["synthetic"] for c in data["calls"]):
-        lines.append("* a simulated summary (--compress-as) applies")
-    return "\n".join(lines) + "\n"
 
 
 def advice_lines(causes: list[dict[str, Any]]) -> list[str]:
