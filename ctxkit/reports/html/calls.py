@@ -182,22 +182,10 @@ def build(
     scale = CHART_HEIGHT / top_prompt
     marked = [g.worst for g in drawn if g.worst is not None]
     named = {c["index"] for c in marked} if step >= 14 else _largest(marked)
-    bars = []
-    for position, g in enumerate(drawn):
-        c = g.call
-        x = position * step + gap / 2
-        written = c["cache_write_tokens"]
-        uncached = c["prompt_tokens"] - c["cached_tokens"] - written
-        pieces = []
-        y = CHART_TOP + CHART_HEIGHT
-        for kind, tokens in (("cached", c["cached_tokens"]), ("written", written), ("uncached", uncached)):
-            h = tokens * scale
-            if h > 0:
-                y -= h
-                pieces.append((kind, Rect(x, y, step - gap, h)))
-        cause = g.worst["cause"] if g.worst is not None else None
-        named_here = g.worst is not None and g.worst["index"] in named
-        bars.append(Bar(c["index"], x, step - gap, tuple(pieces), _group_title(g, one), cause, named_here))
+    bars = [
+        _bar(g, position * step + gap / 2, step - gap, scale, _group_title(g, one), named)
+        for position, g in enumerate(drawn)
+    ]
     with_cache, without = _cost_lines(calls, drawn, step)
     return CallsView(
         data=data,
@@ -212,6 +200,24 @@ def build(
         cost_max=without[1] if without else None,
         data_block=_data_block(data, collected, drawn) if collected is not None else "",
     )
+
+
+def _bar(g: Group, x: float, width: float, scale: float, title: str, named: set[int]) -> Bar:
+    """A group's bar: its last call's prompt stacked cached, written, uncached from the bottom;
+    marked with its worst break's cause, named on the chart when `named` holds that call."""
+    c = g.call
+    written = c["cache_write_tokens"]
+    uncached = c["prompt_tokens"] - c["cached_tokens"] - written
+    pieces = []
+    y = CHART_TOP + CHART_HEIGHT
+    for kind, tokens in (("cached", c["cached_tokens"]), ("written", written), ("uncached", uncached)):
+        h = tokens * scale
+        if h > 0:
+            y -= h
+            pieces.append((kind, Rect(x, y, width, h)))
+    cause = g.worst["cause"] if g.worst is not None else None
+    named_here = g.worst is not None and g.worst["index"] in named
+    return Bar(c["index"], x, width, tuple(pieces), title, cause, named_here)
 
 
 def _group_title(g: Group, title: Callable[[dict[str, Any]], str]) -> str:
