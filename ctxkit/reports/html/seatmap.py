@@ -107,6 +107,26 @@ ZOOM_ROWS = 2
 ZOOM_MIN = 3.0  # enlarge the payload when the window's scale shows it this many times smaller
 
 
+def _wire_marker(wire: int | None, window: int, scale: float) -> Rect | None:
+    """Where the request as sent ends (R-ASM-9): a zero-width mark at that token, within the window."""
+    if wire is None or not window:
+        return None
+    at = flow(max(min(wire, window) * scale - 1e-3, 0), 1e-3, 0)
+    return Rect(at[0].x + at[0].w, at[0].y, 0, ROW) if at else None
+
+
+def _left_out(blocks: tuple[Block, ...], scale: float, top: float, prefix: str) -> tuple[list[Drawn], float, int]:
+    """What the payload left out, below the window: at the window's scale, shrunk to at most
+    LEFT_ROWS_MAX rows when longer; (its blocks, the scale used, its rows)."""
+    tokens = sum(b.tokens for b in blocks)
+    left_scale = scale
+    if tokens * scale > WIDTH * LEFT_ROWS_MAX:
+        left_scale = WIDTH * LEFT_ROWS_MAX / tokens
+    drawn = _lay(blocks, left_scale, top, prefix, by_fate=True)
+    rows = int(-(-(tokens * left_scale) // WIDTH)) if blocks else 0
+    return drawn, left_scale, rows
+
+
 def zoom(blocks: tuple[Block, ...], *, window: int) -> tuple[tuple[Drawn, ...], float]:
     """The payload alone across ZOOM_ROWS rows, when it fills little of the window: (blocks, factor)."""
     used = sum(b.tokens for b in blocks)
@@ -125,6 +145,8 @@ def layout(
     wire: int | None,
     prefix: str = "b",
 ) -> SeatMap:
+    """The window to scale: the payload's blocks, the free tokens, the safety margin, where the
+    request as sent ends; what the payload left out below it."""
     length = WIDTH * ROWS
     scale = length / window if window else 0.0
     drawn = _lay(blocks, scale, 0, prefix, by_fate=False)
@@ -134,20 +156,9 @@ def layout(
     free = flow(free_start, free_tokens * scale, 0)
     margin_start = free_start + free_tokens * scale
     margin = flow(margin_start, max(length - margin_start, 0), 0)
-    wire_at = None
-    if wire is not None and window:
-        pos = min(wire, window) * scale
-        at = flow(max(pos - 1e-3, 0), 1e-3, 0)
-        if at:
-            wire_at = Rect(at[0].x + at[0].w, at[0].y, 0, ROW)
     window_height = rows_height(ROWS)
     left_top = window_height + LEFT_TOP_GAP
-    left_tokens = sum(b.tokens for b in left_out)
-    left_scale = scale
-    if left_tokens * scale > WIDTH * LEFT_ROWS_MAX:
-        left_scale = WIDTH * LEFT_ROWS_MAX / left_tokens
-    left = _lay(left_out, left_scale, left_top, f"{prefix}x", by_fate=True)
-    left_rows = int(-(-(left_tokens * left_scale) // WIDTH)) if left_out else 0
+    left, left_scale, left_rows = _left_out(left_out, scale, left_top, f"{prefix}x")
     height = left_top + rows_height(max(left_rows, 1)) if left_out else window_height
     return SeatMap(
         height=height,
@@ -155,7 +166,7 @@ def layout(
         drawn=tuple(drawn),
         free=free,
         margin=margin,
-        wire_at=wire_at,
+        wire_at=_wire_marker(wire, window, scale),
         left_top=left_top,
         left=tuple(left),
         left_ratio=left_scale / scale if scale else 1.0,
