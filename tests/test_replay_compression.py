@@ -36,11 +36,11 @@ def _due_by_replay_and_by_compress(fixture: Any) -> list[tuple[str, bool, bool]]
     """For each question on the branch before the last: (id, replay's compression_due on the
     question's last call, compress's should_compress on that call's fixture up to the answer)."""
     planner = Planner(fixture)
-    asked = {user.id for user, _, how in planner.questions() if how is Asked.ON_BRANCH}  # not the last: in_flight
+    asked = {user.id for user, _, how in planner.questions if how is Asked.ON_BRANCH}  # not the last: in_flight
     last_call = {call.user.id: call for call in planner.calls() if call.user.id in asked}
     found = []
     for user_id, call in last_call.items():
-        answer = planner._next_on_branch(call.user)
+        answer = planner.questions.next_on_branch(call.user)
         upto = answer if answer is not None else call.user
         derived = resolve(replace(call.fixture, leaf=upto.id, in_flight=()), call.options)
         found.append((user_id, call.compression_due, plan(derived).should_compress))

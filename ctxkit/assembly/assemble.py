@@ -260,7 +260,8 @@ def drop_orphans(kept: list[Working], in_turn: list[Working]) -> Answered:
             if w.kind is Kind.TOOL and w.tool_call_id not in announced:
                 orphans.append(w)
                 continue
-            announced.update(c.id for c in w.tool_calls)
+            if w.tool_calls:
+                announced.update([c.id for c in w.tool_calls])
             found.append(w)
     return Answered(kept=out[0], in_turn=out[1], orphans=orphans)
 
@@ -270,15 +271,24 @@ def _answer_fates(
 ) -> dict[str, Fated]:
     """The fates of what reaches the context (R-ASM-3/4, R-CONV-3) and of the orphans (R-ASM-8)."""
     fates = {w.key: Fated(Fate.ORPHAN, "R-ASM-8", None, w.notes) for w in orphans}
-    for w in kept:
-        if w.placeholder:
-            fates[w.key] = Fated(Fate.PLACEHOLDER, "R-CONV-3", Segment.HISTORY, w.notes)
-        else:
-            fates[w.key] = Fated(Fate.KEPT, "R-ASM-4", Segment.HISTORY, w.notes)
+    history = {False: _SameFate(Fate.KEPT, "R-ASM-4"), True: _SameFate(Fate.PLACEHOLDER, "R-CONV-3")}
+    fates.update({w.key: history[w.placeholder][w.notes] for w in kept})
     fates[last_user.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, last_user.notes)
     for w in in_turn:
         fates[w.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.IN_TURN, w.notes)
     return fates
+
+
+class _SameFate(dict[tuple[str, ...], Fated]):
+    """One (frozen) history `Fated` per distinct notes, shared by the messages that have them."""
+
+    def __init__(self, fate: Fate, rule: str) -> None:
+        super().__init__()
+        self.fate, self.rule = fate, rule
+
+    def __missing__(self, notes: tuple[str, ...]) -> Fated:
+        found = self[notes] = Fated(self.fate, self.rule, Segment.HISTORY, notes)
+        return found
 
 
 def _generated(key: str, kind: Kind, text: str | None, meter: Meter, cacheable: bool = False) -> Working | None:

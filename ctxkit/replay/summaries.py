@@ -1,0 +1,113 @@
+"""Summaries in time (R-RPL-2): which summary nodes a replayed call sees, and whether compression
+is due after a question (R-CMP-1), with `--compress-as` a simulated summary node added then.
+
+Input: the fixture, its branch, `compress_as`. Output: `Summaries.visible(user)` (the stored
+messages a call answering `user` is assembled from) and `Summaries.due(user, answer, last)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ctxkit.assembly.system import format_date
+from ctxkit.compression.compress import message_tokens, trigger
+from ctxkit.compression.compress import plan as compression_plan
+from ctxkit.counting.measure import Counts, Meter, meter_for
+from ctxkit.loading.config import Effective, resolve
+from ctxkit.loading.domain import Fixture, Role, StoredMessage
+from ctxkit.output import plural
+
+if TYPE_CHECKING:
+    from ctxkit.replay.calls import ReplayCall
+
+SYNTHETIC_PREFIX = "~synthetic-summary-"
+
+
+class Summaries:
+    def __init__(
+        self, fixture: Fixture, path: tuple[StoredMessage, ...], compress_as: int | None, counts: Counts | None
+    ) -> None:
+        self.fixture, self.path, self.compress_as = fixture, path, compress_as
+        self.position = {m.id: i for i, m in enumerate(path)}
+        self.hanging = {m.parent for m in fixture.messages if m.role is Role.SUMMARY}
+        self.synthetic: list[StoredMessage] = []
+        self.messages = fixture.messages  # the fixture's + the synthetic summaries so far
+        self._counts = counts
+        self._meter: Meter | None = None  # R-CMP-1 counts, shared by every question's check
+        self._running: list[int] = []
+        self._settings: dict[str, Effective] = {}  # by the system prompt's date: see `_settings_of`
+
+    def visible(self, user: StoredMessage) -> tuple[StoredMessage, ...]:
+        """The stored messages of a call answering `user`: a summary written after its turn does
+        not apply yet."""
+        if user.id not in self.hanging:
+            return self.messages
+        return tuple(m for m in self.messages if not (m.role is Role.SUMMARY and m.parent == user.id))
+
+    def due(self, user: StoredMessage, answer: StoredMessage | None, last: ReplayCall) -> bool:
+        """R-CMP-1 on the branch up to U's answer; with --compress-as, a simulated summary node."""
+        upto = answer if answer is not None else user
+        if not self._due(self._settings_of(last), last.summary, upto):
+            return False
+        if self.compress_as is None:
+            return True
+        decision = compression_plan(resolve(replace(last.fixture, leaf=upto.id, in_flight=()), last.options))
+        if decision.summarizes_through is None:
+            return True
+        here = self.position[user.id]
+        if any(
+            m.role is Role.SUMMARY and m.parent in self.position and self.position[m.parent] >= here
+            for m in self.fixture.messages
+        ):
+            return True
+        taken = {m.id for m in self.fixture.messages}
+        n = len(self.synthetic) + 1
+        while f"{SYNTHETIC_PREFIX}{n}" in taken:
+            n += 1
+        self.synthetic.append(
+            StoredMessage(
+                id=f"{SYNTHETIC_PREFIX}{n}",
+                role=Role.SUMMARY,
+                parent=user.id,
+                index=len(self.fixture.messages) + len(self.synthetic),
+                text=f"[summary of {plural(len(decision.summarized), 'message')}]",
+                tokens=self.compress_as,
+                summarizes_through=decision.summarizes_through,
+            )
+        )
+        self.messages = self.fixture.messages + tuple(self.synthetic)
+        return True
+
+    def _settings_of(self, last: ReplayCall) -> Effective:
+        """The settings R-CMP-1's trigger reads (the window, the ratio, the worst-case system prompt
+        of the call's date), resolved once per date rather than once per question: they are the
+        same for every call of a replay but for the date the system prompt shows."""
+        if last.clock is None:  # the real clock's date: resolved afresh
+            return resolve(last.fixture, last.options)
+        date = format_date(last.clock)
+        found = self._settings.get(date)
+        if found is None:
+            found = self._settings[date] = resolve(last.fixture, last.options)
+        return found
+
+    def _due(self, eff: Effective, summary: StoredMessage | None, leaf: StoredMessage) -> bool:
+        """R-CMP-1, as `compression.compress.plan` decides it, from running sums over the branch.
+
+        The full plan walks the whole branch; replay asks after every question, so the message
+        tokens are summed once along the branch and each question reads two of the sums."""
+        if self._meter is None:
+            self._meter = meter_for(eff, self._counts)
+            running = [0]
+            for m in self.path:
+                running.append(running[-1] + message_tokens(m, self._meter))
+            self._running = running
+        meter = self._meter
+        cutoff = 0
+        if summary is not None and summary.summarizes_through in self.position:
+            cutoff = self.position[summary.summarizes_through] + 1
+        end = self.position[leaf.id] + 1
+        history = self._running[end] - self._running[cutoff]
+        if summary is not None:
+            history += message_tokens(summary, meter)
+        return trigger(eff, meter, history).due
