@@ -158,57 +158,65 @@ COUNTS_PROSE = (
 )
 
 
-REPLAY_COLUMNS = ["history", "calls", "replay", "per call", "count the history once", "ratio (goal ≤ 3×)", "peak RSS"]
-REPLAY_HISTORIES = (("history-2000", "2,000"), ("history-20000", "20,000"))
+REPLAY_COLUMNS = ["history", "calls", "replay", "per call", "count the history once", "ratio (goal)", "peak RSS"]
+# (result key, history, window, goal): R-RPL-9's goals are the 20,000-message row at 8,000 tokens
+# and the 128,000-token row (measured on the 2,000-message history, whose windows grow to all of it)
+REPLAY_ROWS = (
+    ("replay history-2000", "2,000", 8_000, None),
+    ("replay history-20000", "20,000", 8_000, 3),
+    ("replay history-2000 at 128,000", "2,000", 128_000, 10),
+)
 
 
 def replay_section(r: R) -> list[str]:
-    """R-RPL-9's goal: replaying the 20,000-message history costs at most 3× counting it once."""
-    rows, ratios = [], {}
-    for name, size in REPLAY_HISTORIES:
-        out = r.get(f"replay {name}")
+    """R-RPL-9's goals: replay costs at most 3× counting the history once at an 8,000-token
+    window (20,000 messages), at most 10× at the 128,000-token default window."""
+    rows, verdicts = [], []
+    for key, size, window, goal in REPLAY_ROWS:
+        out = r.get(key)
         if not out:
             continue
         total, floor = med(out["total"]), med(out["floor"])
-        ratio = ratios[name] = total / floor if total and floor else None
+        ratio = total / floor if total and floor else None
         per_call = f"{total / out['calls'] * 1000:.2f} ms" if total and out["calls"] else "n/a"
+        if goal is not None:
+            met = ratio is not None and ratio <= goal
+            verdicts.append(f"{'met' if met else 'missed'} at {window:,} tokens (≤ {goal}×)")
         rows.append(
             [
-                f"{size} messages, 8,000-token window",
+                f"{size} messages, {window:,}-token window",
                 f"{out['calls']:,}",
                 fmt(total),
                 per_call,
                 fmt(floor),
-                f"{ratio:.0f}×" if ratio else "n/a",
-                mib(r, f"replay {name}"),
+                (f"{ratio:.0f}×" if ratio else "n/a") + (f" (≤ {goal}×)" if goal is not None else ""),
+                mib(r, key),
             ]
         )
     if not rows:
         return []
-    goal = ratios.get("history-20000")
-    verdict = "Met" if goal is not None and goal <= 3 else "Missed"
     return [
         "## Replay",
         "",
         table(REPLAY_COLUMNS, rows),
         "",
-        f"{verdict} (the goal is the 20,000-message row). " + REPLAY_PROSE,
+        "Goals: " + "; ".join(verdicts) + ". " + REPLAY_PROSE,
         "",
     ]
 
 
 REPLAY_PROSE = (
-    "Shared between calls: each stored message's conversion (newest first, only as far back as "
-    "truncation reaches), cacheable copy and cost; each distinct text's token count; each "
-    "distinct prompt item's canonical JSON and tokens; the older history's id index and running "
-    "sums, so the fates of the dropped history are worked out on demand; the price model, looked "
-    "up once. A call now costs about the same at 20,000 messages as at 2,000 (see per call): "
-    "what is left is the whole pipeline over the call's window of about 120 messages — "
-    "assembly about a third, translation (preparation and the provider's body) a quarter, prompt "
-    "items a quarter, the call plan, the cache trie and the break the rest — a few microseconds "
-    "per message in Python. Counting the history once costs about 0.07 ms per call's share of "
-    "it, so 3× leaves about 0.2 ms per call: only an incremental pipeline (consecutive calls "
-    "differ at the two ends of the window; translate and key only those) can reach it."
+    "Shared between calls, through the one state the replay driver owns (`ctxkit/replay/state.py`): "
+    "each stored message's conversion, cacheable copy and cost; each distinct text's token count; "
+    "the working messages along the branch with running sums of their costs, so that truncation "
+    "is two bisections; each distinct prompt item's canonical JSON and tokens; the price model, "
+    "looked up once. What each call still pays is the rest of the pipeline over its window (about "
+    "120 messages at 8,000 tokens; at 128,000 tokens the whole 2,000-message history): mostly "
+    "translation (preparation and the provider's body) and the prompt items, then the break and "
+    "the cache trie; of assembly, the fixed parts and one pass over the kept messages (fates, "
+    "orphans, cacheable copies). Counting the history once costs about 0.07 ms per call's share "
+    "of it, so 3× leaves about 0.2 ms per call: only translating and keying what changed between "
+    "consecutive calls can reach it."
 )
 
 

@@ -134,6 +134,19 @@ def summary(r: R, d: dict[str, Any]) -> list[str]:
             "~120-message window (see Replay)",
         ]
     )
+    wide = r.get(f"replay history-2000 at {WIDE_WINDOW:,}")
+    wide_times = (med(wide["total"]), med(wide["floor"])) if wide else (None, None)
+    wide_ratio = wide_times[0] / wide_times[1] if wide_times[0] and wide_times[1] else None
+    rows.append(
+        [
+            WIDE_REPLAY_TARGET,
+            "n/a"
+            if wide_ratio is None
+            else f"{wide_ratio:.0f}× ({wide['calls']:,} calls, {fmt(wide_times[0])} vs {fmt(wide_times[1])})",
+            "≤ 10×",
+            verdict(wide_ratio, 10),
+        ]
+    )
     previous = json.loads((Path(__file__).parent / "previous.json").read_text(encoding="utf-8"))
     rows = [[row[0], previous.get(row[0], "n/a"), *row[1:]] for row in rows]
     return [
@@ -148,6 +161,8 @@ def summary(r: R, d: dict[str, Any]) -> list[str]:
 
 
 REPLAY_TARGET = "replay, 20,000 messages at an 8,000-token window ÷ counting the history once"
+WIDE_WINDOW = 128_000
+WIDE_REPLAY_TARGET = "replay, 2,000 messages at the 128,000-token default window ÷ counting the history once"
 
 
 def cold_start(r: R) -> list[str]:
