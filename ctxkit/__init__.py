@@ -2,6 +2,7 @@
 
 The pipeline, one package per stage (docs/architecture.md has the module map):
 
+    providers/    one ProviderSpec per provider, registered once; every stage asks it
     loading/      fixture file -> domain.Fixture, Effective settings (layer 1)
     history/      branch, summary, working messages             (layer 2, R-TREE, R-CONV)
     counting/     tokenizers, image costs, the lazy per-message meter

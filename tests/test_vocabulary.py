@@ -5,6 +5,7 @@ must agree with them."""
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,3 +104,35 @@ def test_opentelemetry_provider_names_are_the_specs() -> None:
         "mistral_ai": "openai",  # any other: the normalised messages read as OpenAI's
     }
     assert {name: otel_provider(name) for name in given} == given
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, ast.Tuple | ast.Set | ast.List):
+        return {name for element in node.elts for name in _names_in(element)}
+    return set()
+
+
+def _called(node: ast.AST) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def test_no_module_compares_a_provider_with_a_name() -> None:
+    """Issue 22 item 2: what differs between providers is a field of their spec (or of the wire
+    format it names), so a provider added by the recipe is never missed by an `if provider ==
+    "openai"` somewhere. Modules of ctxkit/providers/ state the names; nothing else compares one."""
+    package = Path(__file__).resolve().parent.parent / "ctxkit"
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.parent.name == "providers":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            if any("provider" in _called(s).lower() for s in sides) and any(
+                _names_in(s) & set(BUILT_IN) for s in sides
+            ):
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, found

@@ -65,10 +65,10 @@ _OTEL_WRITE = "gen_ai.usage.cache_creation.input_tokens"
 _ANTHROPIC_CACHE = ("cache_creation_input_tokens", "cache_read_input_tokens", "cache_creation")
 
 
-def reported_usage(value: Any, provider: str | None = None) -> Reported | None:
+def reported_usage(value: Any, wire_format: str | None = None) -> Reported | None:
     """The provider's numbers in `value` (a usage object or what wraps one), or None.
 
-    `provider` (the record's wire format, when known) settles the one ambiguous shape: a bare
+    `wire_format` (the record's provider's, when known) settles the one ambiguous shape: a bare
     `{input_tokens, output_tokens}` is Anthropic's for `anthropic`, else the Responses API's
     (the numbers are the same either way)."""
     usage = _unwrap(value)
@@ -89,7 +89,7 @@ def reported_usage(value: Any, provider: str | None = None) -> Reported | None:
             "otel",
         )
     if "input_tokens" in usage:
-        anthropic = provider == "anthropic" or any(k in usage for k in _ANTHROPIC_CACHE)
+        anthropic = wire_format == "anthropic" or any(k in usage for k in _ANTHROPIC_CACHE)
         if "input_tokens_details" in usage or not anthropic:
             return _responses(usage)
         return _anthropic(usage)
