@@ -107,3 +107,19 @@ def test_a_parrot_log_is_read_by_its_own_reader_and_framing(parrot: None) -> Non
     assert calls[1]["prefix_tokens"] == 51
     assert calls[1]["break"]["this"] == {"kind": "assistant", "id": "/turns/2", "segment": None}
     assert calls[1]["limit"] == "minimum"  # 51 < the 64 tokens Parrot's cache rules ask for
+
+
+def test_a_provider_registered_without_cache_rules_or_translator_is_one_error_line(tmp_path: Path) -> None:
+    """What the old recipe left out ended in an internal error; now one `error:` line, exit 2."""
+    providers.register(providers.ProviderSpec(name="mute", format="mute", endpoints=("mute.chat",)))
+    try:
+        fixture = tmp_path / "mute.yaml"
+        fixture.write_text(Path(CHAT).read_text("utf-8").replace("provider: parrot", "provider: mute"), "utf-8")
+        failed = ctxkit("assemble", str(fixture), "--max-input-tokens", "6000", expect=2)
+        assert (
+            failed.err == "error: provider 'mute' speaks 'mute', a wire format with no translator (register_format)\n"
+        )
+        failed = ctxkit("replay", str(fixture), "--max-input-tokens", "6000", expect=2)
+        assert "provider 'mute' has no prompt-cache rules" in failed.err and failed.err.count("\n") == 1
+    finally:
+        providers.unregister("mute")

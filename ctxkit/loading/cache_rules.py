@@ -75,7 +75,12 @@ def _provider(provider: str) -> dict[str, Any]:
     own = providers.spec(provider).cache_rules
     if own is not None and not isinstance(own, str):
         return dict(own)
-    entry: dict[str, Any] = _table()["providers"][own or provider]
+    entry: dict[str, Any] | None = _table()["providers"].get(own or provider)
+    if entry is None:
+        raise InputError(
+            f"provider {provider!r} has no prompt-cache rules: add them to ctxkit/data/cache_rules.json "
+            "or give them in its spec's cache_rules (R-RPL-5)"
+        )
     while "same_as" in entry:
         entry = _table()["providers"][entry["same_as"]]
     return entry

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ctxkit import providers
+from ctxkit.errors import InputError
 from ctxkit.loading.cache_rules import Mode, row
 from ctxkit.translate import reading
 from ctxkit.translate.common import Prepared, Translated, TranslationInput, prepare
@@ -75,6 +76,8 @@ def translator(provider: str) -> Translator:
     kind = providers.wire_format(provider)
     if kind in _REGISTERED:
         return _REGISTERED[kind]
+    if kind not in MODULES:
+        raise InputError(f"provider {provider!r} speaks {kind!r}, a wire format with no translator (register_format)")
     module = importlib.import_module(f".{MODULES[kind]}", __name__)
     fn: Translator = module.translate
     return fn
