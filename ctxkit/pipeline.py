@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ctxkit import collector
 from ctxkit.assembly.assemble import Assembly, Incremental, assemble
@@ -20,6 +21,7 @@ from ctxkit.loading.domain import Fixture
 from ctxkit.loading.templates import text_warnings
 from ctxkit.translate import Payload, items, translate
 from ctxkit.translate.common import TranslationInput
+from ctxkit.translate.memo import TranslationMemo
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,15 +105,23 @@ class _ByteBound:
         return self._meter.image(image)
 
 
-def run(fixture: Fixture, options: Options | None = None, *, state: Incremental | None = None) -> Result:
+class Carried(Incremental, Protocol):
+    """A replay's state as the pipeline reads it: assembly's `Incremental` and what translation
+    made of each working message (`replay.state.State`)."""
+
+    translation: TranslationMemo
+
+
+def run(fixture: Fixture, options: Options | None = None, *, state: Carried | None = None) -> Result:
     """`state`: what a replay carries from call to call (`replay.state.State`); same result without it."""
     with collector.paused():  # linear allocation, no cycles: see `collector`
         eff = resolve(fixture, options)
         assembly = assemble(eff, state=state)
-        return Result(assembly, translate(translation_input(assembly)))
+        memo = state.translation if state is not None else None
+        return Result(assembly, translate(translation_input(assembly, memo)))
 
 
-def translation_input(a: Assembly) -> TranslationInput:
+def translation_input(a: Assembly, memo: TranslationMemo | None = None) -> TranslationInput:
     """What translation reads of an assembly: its messages by segment and the request's settings."""
     eff = a.eff
     return TranslationInput(
@@ -125,4 +135,5 @@ def translation_input(a: Assembly) -> TranslationInput:
         templates=eff.templates,
         supports_images=eff.supports_images,
         meter=a.meter,
+        memo=memo,
     )

@@ -19,7 +19,7 @@ from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.pipeline import run
 from ctxkit.replay.driver import replay
-from ctxkit.translate.items import ItemMemo, prompt_items
+from ctxkit.translate.items import ItemMemo, priming_tokens, prompt_items, read_items
 
 from .conftest import FIXTURES, GALLERY
 
@@ -64,25 +64,47 @@ def test_r_rpl_9_each_stored_message_is_converted_once(monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
-def test_r_rpl_9_item_memo_gives_the_items_counted_afresh(provider: str) -> None:
-    """R-RPL-4 items through one `ItemMemo` for all the calls of a replay (one tokenizer, as in
-    the driver) equal the items keyed and counted afresh."""
-    seen = held = 0
+def test_r_rpl_9_translation_memo_gives_the_items_read_afresh(provider: str) -> None:
+    """R-RPL-4 items of every replayed call, emitted by translation through the replay's
+    `TranslationMemo` (each working message translated, keyed and counted once), equal the items
+    read back from the body of the same call assembled afresh; and most of them came from the memo."""
+    seen = reused = 0
     for path in GALLERY + REPLAY_GALLERY:
-        memo = ItemMemo()
 
-        def check(index: int, call: Any, result: Any, memo: ItemMemo = memo) -> None:
-            nonlocal seen
-            meter = result.assembly.meter
-            assert prompt_items(result.payload, meter=meter, memo=memo) == prompt_items(result.payload, meter=meter)
+        def check(index: int, call: Any, result: Any, name: str = path.name) -> None:
+            nonlocal seen, reused
+            fresh = run(call.fixture, call.options)
+            emitted = prompt_items(result.payload, meter=result.assembly.meter)
+            assert emitted == read_items(fresh.payload, meter=fresh.assembly.meter), (name, index)
+            assert priming_tokens(result.payload, meter=result.assembly.meter) == priming_tokens(
+                fresh.payload, meter=fresh.assembly.meter
+            )
+            reused += sum(k is not None for s in result.payload.messages for k in s.known or ())
             seen += 1
 
         try:
             replay(load_fixture(str(path)), Options(provider=provider, max_input_tokens=2_000), on_call=check)
         except CtxkitError:
             continue
+    assert seen > 50 and reused > 500
+
+
+def test_r_rpl_9_item_memo_gives_the_items_counted_afresh() -> None:
+    """The `ItemMemo` (log replay: each distinct item of bodies as sent keyed and counted once)
+    gives the items read afresh (one memo per tokenizer, as in `replay.logs`)."""
+    seen = held = 0
+    for path in GALLERY:
+        memo = ItemMemo()
+        try:
+            result = run(load_fixture(str(path)), Options(provider="anthropic", max_input_tokens=2_000))
+        except CtxkitError:
+            continue
+        for _ in range(2):
+            meter = result.assembly.meter
+            assert read_items(result.payload, meter=meter, memo=memo) == read_items(result.payload, meter=meter)
+            seen += 1
         held += memo.held()
-    assert seen > 50 and held > 50
+    assert seen > 20 and held > 50
 
 
 def test_r_rpl_9_dropped_fates_through_the_shared_index_equal_fresh_ones() -> None:

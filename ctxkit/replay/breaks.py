@@ -278,8 +278,8 @@ def view(result: Result, items: tuple[Item, ...], keys: Keys, user: str) -> tupl
         r.attached_to for r in result.payload.prepared.rows if r.fate is Fate.IMAGE_CAPPED and r.attached_to
     )
     keyed = providers.spec(result.payload.provider).keyed_settings
-    body = result.payload.body
-    settings = tuple((n, canonical(body[n])) for n in keyed if body.get(n) is not None)
+    head = result.payload.head  # the body's fields but its messages: not built for a replayed call
+    settings = tuple((n, canonical(head[n])) for n in keyed if head.get(n) is not None)
     here = MappedCall(items, keys, a.messages, segment_of, user, system, date, a.eff.model, settings)
     return here, Dropped(a.fates, capped)
 

@@ -11,7 +11,7 @@ steps give, from work shared by the calls:
   costs, extended as the conversation grows (cut back where an edit leaves the path), so that
   truncation (R-ASM-4) is two bisections instead of a walk over the window;
 * `items`: each distinct prompt item's key and tokens (`translate.items.ItemMemo`);
-* `translation`: the translation side's carried work (none yet).
+* `translation`: what translation made of each working message (`translate.memo.TranslationMemo`).
 
 It is the only object that holds work across calls: assembly, conversion and counting keep
 nothing between calls themselves (tests/test_replay_sharing.py checks both that and that every
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from typing import Any
 
 from ctxkit.assembly.assemble import Truncation
 from ctxkit.assembly.assemble import truncate as truncate_afresh
@@ -33,6 +32,7 @@ from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
 from ctxkit.loading.templates import Templates
 from ctxkit.translate.items import ItemMemo
+from ctxkit.translate.memo import TranslationMemo
 
 
 class State:
@@ -42,7 +42,7 @@ class State:
         self.counts = Counts()
         self.paths = tree.Paths()
         self.items = ItemMemo()
-        self.translation: Any = None  # reserved for the translation side's carried work
+        self.translation = TranslationMemo()
         self._basis: tuple[object, ...] | None = None
         self._done: dict[str, tuple[StoredMessage, tuple[Working, ...]]] = {}  # message id → its working messages
         self._copies: dict[str, tuple[Working, Working]] = {}  # key → (message, its cacheable copy)

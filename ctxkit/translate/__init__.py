@@ -1,24 +1,24 @@
 """Translation to provider payloads (layer 3, R-TR-1…9): a small registry.
 
 Input: a `TranslationInput` (the assembled messages and the request's settings).
-Output: `Payload` — the request body exactly as a client would send it, plus what
-translation had to change (rows and warnings).
-Each wire format's module exposes `translate(request, prepared) -> Translated`; a provider's
-spec (`ctxkit/providers/`) names its format; `items` turns a payload into the prompt items
-a provider reads (R-RPL-4).
+Output: `Payload` — the request body exactly as a client would send it (built when asked),
+the payload's messages with their prompt items, plus what translation had to change (rows
+and warnings). Each wire format's module exposes `translate(request, prepared) -> Translated`;
+a provider's spec (`ctxkit/providers/`) names its format; `items` turns a payload into the
+prompt items a provider reads (R-RPL-4).
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ctxkit import providers
 from ctxkit.errors import InputError
 from ctxkit.loading.cache_rules import Mode, row
 from ctxkit.translate import reading
-from ctxkit.translate.common import Prepared, Translated, TranslationInput, prepare
+from ctxkit.translate.common import Prepared, Sent, Translated, TranslationInput, prepare
 from ctxkit.translate.reading import Reader
 
 if TYPE_CHECKING:
@@ -34,12 +34,29 @@ class Translator(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Payload:
+    """A request: `head` is its body without the messages (a body as sent: the whole body);
+    `messages`, the payload's messages as translation emitted them (None for a body as sent:
+    `items` reads them from the body); `body` is built from both on first use."""
+
     provider: str
-    body: dict[str, Any]
+    head: dict[str, Any]
     prepared: Prepared
-    origins: tuple[tuple[int, ...], ...] = ()  # see `common.Translated`
+    origins: tuple[tuple[int, ...], ...] = ()  # see `common.Sent`
     model: str = ""  # the model the request is for ("": the body's `model`)
     sent: bool = False  # a body as a client sent it (a log), not one ctxkit translated
+    messages: tuple[Sent, ...] | None = None
+    meter: object = None  # the meter `messages`' known counts were made with
+    translated: Translated | None = field(default=None, compare=False, repr=False)
+    _body: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The request body exactly as a client would send it."""
+        if self.translated is None:
+            return self.head
+        if not self._body:
+            self._body.append(self.translated.body())
+        return self._body[0]
 
 
 _REGISTERED: dict[str, Translator] = {}
@@ -104,7 +121,12 @@ def translate(request: TranslationInput) -> Payload:
     prepared = prepare(request)
     out = translator(request.provider)(request, prepared)
     openai = providers.wire_format(request.provider) == "openai"
-    body = {**out.body, **cache_parameters(request)} if openai else out.body
+    head = {**out.head, **cache_parameters(request)} if openai else out.head
     if request.settings.request_fields:  # R-FIX-7: after the fields translation built, as written
-        body = {**body, **request.settings.request_field_values()}
-    return Payload(request.provider, body, prepared, out.origins, request.model)
+        head = {**head, **request.settings.request_field_values()}
+    if out.messages is None:  # the translator gave the whole body
+        return Payload(request.provider, head, prepared, out.origins, request.model)
+    emitted = Translated(head, out.origins, out.messages, out.fill)
+    return Payload(
+        request.provider, head, prepared, out.origins, request.model, False, out.messages, request.meter, emitted
+    )

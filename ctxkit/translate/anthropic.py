@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
+from ctxkit.translate import items
 from ctxkit.translate.common import (
+    MESSAGES,
     Prepared,
+    Sent,
     Translated,
     TranslationInput,
     WireMessage,
@@ -34,6 +37,17 @@ EPHEMERAL = {"type": "ephemeral"}
 class _Block:
     body: dict[str, Any]
     origin: int  # index of the wire message it came from (-1: inserted by a fix-up)
+    known: tuple[str, int] | None = None  # its item's (key, tokens), when the memo knew them
+
+
+class _Fragment(NamedTuple):
+    """A working message's blocks, made once (R-RPL-9): each with its item's key and tokens.
+
+    A `tool_use` or `tool_result` block holds the id as written; a request that must change it
+    (ToolIds) gets a copy with the id it sends, keyed afresh."""
+
+    blocks: tuple[tuple[dict[str, Any], tuple[str, int]], ...]
+    wrapped: tuple[str, ...]  # call ids whose arguments were not an object
 
 
 @dataclass(slots=True)
@@ -81,6 +95,13 @@ class ToolIds:
         return candidate
 
 
+_TURN_ROLES = {"system": "system", "assistant": "assistant"}  # a wire role's turn (else: user)
+
+
+def _use(sent_id: str, name: str, args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": sent_id, "name": name, "input": args}
+
+
 def _text_blocks(m: WireMessage, origin: int) -> list[_Block]:
     out = []
     for p in m.parts:
@@ -93,7 +114,9 @@ def _text_blocks(m: WireMessage, origin: int) -> list[_Block]:
 
 
 class _Builder:
-    def __init__(self, prepared: Prepared) -> None:
+    def __init__(self, a: TranslationInput, prepared: Prepared) -> None:
+        self.a = a
+        self.rules = items.request_rules(a.provider, a.model, a.meter)
         self.prepared = prepared
         originals = [c.id for m in prepared.messages for c in m.tool_calls]
         originals += [m.tool_call_id for m in prepared.messages if m.tool_call_id]
@@ -104,23 +127,28 @@ class _Builder:
         self.wrapped: list[str] = []  # call ids whose arguments were not an object
 
     def add(self, i: int, m: WireMessage) -> None:
+        if m.entry is not None:
+            fragment = m.entry.fragment
+            if fragment is None:
+                fragment = m.entry.fragment = self._fragment(m)
+            self._add_known(i, m, fragment)
+            return
         if m.role == "system":
             self.system.extend(_text_blocks(m, i))
             return
         if m.role == "tool":
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.ids.result(m.tool_call_id or "")}
-            if m.text.strip():
-                block["content"] = m.text
-            self._append("user", [_Block(block, i)])
+            self._append("user", [_Block(self._result(m.tool_call_id or "", m.text, self.ids.result), i)])
             return
         blocks = _text_blocks(m, i)
         for c in m.tool_calls:
             args, wrapped = object_args(c.args)
             if wrapped:
                 self.wrapped.append(c.id)
-            if c.name not in self.called:
-                self.called.append(c.name)
-            blocks.append(_Block({"type": "tool_use", "id": self.ids.call(c.id), "name": c.name, "input": args}, i))
+            blocks.append(_Block(_use(self.ids.call(c.id), c.name, args), i))
+        self._called(m)
+        self._add_blocks(m, blocks)
+
+    def _add_blocks(self, m: WireMessage, blocks: list[_Block]) -> None:
         if not blocks:
             self.prepared.fixup(
                 f"anthropic: message {m.key!r} has no non-empty text, image or tool block and is left out",
@@ -128,6 +156,57 @@ class _Builder:
             )
             return
         self._append("assistant" if m.role == "assistant" else "user", blocks)
+
+    def _called(self, m: WireMessage) -> None:
+        for c in m.tool_calls:
+            if c.name not in self.called:
+                self.called.append(c.name)
+
+    @staticmethod
+    def _result(tool_use_id: str, text: str, sent: Any) -> dict[str, Any]:
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": sent(tool_use_id)}
+        if text.strip():
+            block["content"] = text
+        return block
+
+    def _fragment(self, m: WireMessage) -> _Fragment:
+        """The message's blocks with the ids as written, each with its item's key and tokens."""
+        role = _TURN_ROLES.get(m.role, "user")
+        if m.role == "tool":
+            bodies = [self._result(m.tool_call_id or "", m.text, str)]
+            wrapped: list[str] = []
+        else:
+            bodies = [b.body for b in _text_blocks(m, -1)]
+            wrapped = []
+            for c in m.tool_calls:
+                args, was_wrapped = object_args(c.args)
+                if was_wrapped:
+                    wrapped.append(c.id)
+                bodies.append(_use(c.id, c.name, args))
+        known = tuple((b, items.known(role, b, self.a.meter, self.rules)) for b in bodies)
+        return _Fragment(known, tuple(wrapped))
+
+    def _add_known(self, i: int, m: WireMessage, fragment: _Fragment) -> None:
+        """`add` from the memo: only the ids are this request's (R-RPL-9)."""
+        blocks = [_Block(body, i, known) for body, known in fragment.blocks]
+        if m.role == "system":
+            self.system.extend(blocks)
+            return
+        if m.role == "tool":
+            original = m.tool_call_id or ""
+            sent = self.ids.result(original)
+            if sent != original:
+                blocks[0] = _Block({**blocks[0].body, "tool_use_id": sent}, i)
+            self._append("user", blocks)
+            return
+        self.wrapped.extend(fragment.wrapped)
+        uses = len(blocks) - len(m.tool_calls)
+        for n, c in enumerate(m.tool_calls):
+            sent = self.ids.call(c.id)
+            if sent != c.id:
+                blocks[uses + n] = _Block({**blocks[uses + n].body, "id": sent}, i)
+        self._called(m)
+        self._add_blocks(m, blocks)
 
     def _append(self, role: str, blocks: list[_Block]) -> None:
         if not self.turns or self.turns[-1].role != role:
@@ -181,7 +260,7 @@ class _Builder:
             return
         last = max(b.origin for b in candidates)
         target = [b for b in candidates if b.origin == last][-1]
-        target.body["cache_control"] = {**EPHEMERAL, "ttl": ttl} if ttl else dict(EPHEMERAL)
+        target.body = {**target.body, "cache_control": {**EPHEMERAL, "ttl": ttl} if ttl else dict(EPHEMERAL)}
 
 
 def tools(a: TranslationInput, called: list[str], prepared: Prepared) -> list[dict[str, Any]]:
@@ -198,18 +277,31 @@ def tools(a: TranslationInput, called: list[str], prepared: Prepared) -> list[di
 
 
 def translate(a: TranslationInput, prepared: Prepared) -> Translated:
-    b = _Builder(prepared)
+    b = _Builder(a, prepared)
     for i, m in enumerate(prepared.messages):
         b.add(i, m)
     b.finish()
     b.mark_cache_prefix(prepared.cache_prefix_messages, a.settings.cache.ttl)
-    body: dict[str, Any] = {"model": a.model, "max_tokens": a.max_output_tokens}
-    origins: list[tuple[int, ...]] = [tuple(blk.origin for blk in b.system)] if b.system else []
+    head: dict[str, Any] = {"model": a.model, "max_tokens": a.max_output_tokens}
+    messages = [_sent("system", b.system, 0)] if b.system else []
     if b.system:
-        body["system"] = [blk.body for blk in b.system]
-    body["messages"] = [{"role": t.role, "content": [blk.body for blk in t.blocks]} for t in b.turns]
-    origins += [tuple(blk.origin for blk in t.blocks) for t in b.turns]
+        head["system"] = MESSAGES
+    head["messages"] = MESSAGES
+    framing = b.rules.scaled(b.rules.framing)  # a turn's header (R-RPL-4)
+    messages += [_sent(t.role, t.blocks, framing) for t in b.turns]
     defs = tools(a, b.called, prepared)
     if defs:
-        body["tools"] = defs
-    return Translated(body, tuple(origins))
+        head["tools"] = defs
+    return Translated.emitted(head, tuple(messages), _fill)
+
+
+def _sent(role: str, blocks: list[_Block], frame: int) -> Sent:
+    known = [blk.known for blk in blocks]
+    return Sent(role, [blk.body for blk in blocks], tuple(blk.origin for blk in blocks), known, frame)
+
+
+def _fill(messages: tuple[Sent, ...]) -> dict[str, Any]:
+    turns = messages[1:] if messages and messages[0].role == "system" else messages
+    out: dict[str, Any] = {"system": messages[0].parts} if turns is not messages else {}
+    out["messages"] = [{"role": s.role, "content": s.parts} for s in turns]
+    return out

@@ -9,7 +9,7 @@ prompt-cache split, and the record of what translation changed.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from ctxkit.counting.measure import Meter
 from ctxkit.history.working import Call, Fate, Image, Kind, Row, Segment, Working, image_key
 from ctxkit.loading.domain import Settings, ToolDef
 from ctxkit.loading.templates import Templates
+from ctxkit.translate.memo import Entry, TranslationMemo
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,7 @@ class TranslationInput:
     templates: Templates
     supports_images: bool
     meter: Meter
+    memo: TranslationMemo | None = None  # a replay's: each working message translated once (R-RPL-9)
 
     def placed(self) -> list[tuple[Segment, Working]]:
         """Each message in final order with the segment it belongs to."""
@@ -71,35 +73,89 @@ class WireMessage:
     cacheable: bool = False
     source: int | None = None  # index in the assembled list; None: added by translation
     had_images: bool = False  # some image of the message is sent as an image, a label or a marker
+    entry: Entry | None = None  # the memo's entry for its working message (None: translate afresh)
 
     @property
     def text(self) -> str:
         return "\n".join(p.text for p in self.parts if p.image is None and p.text)
 
 
+@dataclass(slots=True)
+class Sent:
+    """One payload message as the provider reads it (see `reading.messages`): its role, its
+    prompt items (the very dicts the body holds) and, per item, the index of the wire message
+    it was made from (-1: content a fix-up inserted).
+
+    `known`: per item, (key, tokens without the framing) as translation already knew them, or
+    None; `frame`: the message's framing tokens when known (R-RPL-4). Both are counts made with
+    the request's meter and hold only when the items are counted with that meter."""
+
+    role: str
+    parts: list[Any]
+    origins: tuple[int, ...]
+    known: list[tuple[str, int] | None] | None = None
+    frame: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Translated:
-    """A translator's output: the request body and where each of its prompt items came from.
+    """A translator's output: the body (or, when the translator emits its messages, the body's
+    other fields), and where each prompt item came from.
 
-    `origins` has one tuple per payload message in the order the provider reads
-    them (Anthropic's `system` and Gemini's `systemInstruction` first, as one
-    message each, when present); each tuple holds, per prompt item of that
-    message (R-RPL-4), the index of the wire message it was made from, or -1
-    for content a fix-up inserted.
+    `origins` has one tuple per payload message in the order the provider reads them
+    (Anthropic's `system` and Gemini's `systemInstruction` first, as one message each, when
+    present); each tuple holds, per prompt item of that message (R-RPL-4), the index of the
+    wire message it was made from, or -1 for content a fix-up inserted.
+
+    `Translated.emitted(head, messages, fill)`: `head` holds each message field's place as
+    `MESSAGES`, `messages` are the payload's messages (`Sent`) and `fill` gives the message
+    fields from them, so the body is built only when asked and the items need no body.
+    `Translated(body, origins)`: the whole body; its items are read back from it.
     """
 
-    body: dict[str, Any]
+    head: dict[str, Any]
     origins: tuple[tuple[int, ...], ...]
+    messages: tuple[Sent, ...] | None = None
+    fill: Callable[[tuple[Sent, ...]], dict[str, Any]] | None = None
+
+    @classmethod
+    def emitted(
+        cls, head: dict[str, Any], messages: tuple[Sent, ...], fill: Callable[[tuple[Sent, ...]], dict[str, Any]]
+    ) -> Translated:
+        return cls(head, tuple(s.origins for s in messages), messages, fill)
+
+    def body(self) -> dict[str, Any]:
+        if self.messages is None or self.fill is None:
+            return self.head
+        filled = self.fill(self.messages)
+        return {k: filled[k] if v is MESSAGES else v for k, v in self.head.items()}
+
+
+class _Messages:
+    def __repr__(self) -> str:
+        return "MESSAGES"
+
+
+MESSAGES: Any = _Messages()  # a message field's place in a `Translated.head`
 
 
 @dataclass(slots=True)
 class Prepared:
     messages: list[WireMessage]
     cache_prefix_messages: int
-    cache_prefix_tokens: int
+    prefix_tokens: int | None  # None: counted on first use (`cache_prefix_tokens`)
     rows: list[Row] = field(default_factory=list)  # image fates and translation fix-ups
     warnings: list[str] = field(default_factory=list)
     image_b64: set[str] = field(default_factory=set)
+    prefix: tuple[Meter, Sequence[Working]] | None = None  # what `cache_prefix_tokens` counts
+
+    @property
+    def cache_prefix_tokens(self) -> int:
+        """The tokens of the cacheable prefix (the budget report shows them)."""
+        if self.prefix_tokens is None:
+            meter, messages = self.prefix or (None, ())
+            self.prefix_tokens = sum(meter.of(w) for w in messages) if meter is not None else 0
+        return self.prefix_tokens
 
     def fixup(self, text: str, *, rule: str, id: str | None = None) -> None:
         self.warnings.append(text)
@@ -161,8 +217,21 @@ def prepare(a: TranslationInput) -> Prepared:
     out = Prepared([], 0, 0)
     dropped = 0
     prompt_cache = a.settings.prompt_cache
+    memo = a.memo
+    if memo is not None:
+        memo.begin(a.provider, a.model, a.meter.tokenizer)
     for index, (seg, w) in enumerate(placed):
-        parts = [Part(wrap_reminder(w.text) if w.kind is Kind.REMINDER else w.text)]
+        if memo is not None and not w.images:  # its parts depend on nothing else in the window
+            entry = memo.entry(w)
+            if entry.parts is None:
+                entry.parts = _text_parts(w)
+            cacheable = w.cacheable and prompt_cache
+            role = _ROLES[w.kind]
+            out.messages.append(
+                WireMessage(role, entry.parts, w.key, w.tool_calls, w.tool_call_id, cacheable, index, False, entry)
+            )
+            continue
+        parts = _text_parts(w)
         shown = 0  # images that stay in the payload as an image, a label or a marker
         for n, img in enumerate(w.images):
             ident = (w.key, n)
@@ -201,11 +270,15 @@ def prepare(a: TranslationInput) -> Prepared:
     while prefix < len(messages) and messages[prefix].cacheable and a.settings.prompt_cache:
         prefix += 1
     out.cache_prefix_messages = prefix
-    out.cache_prefix_tokens = sum(a.meter.of(w) for w in messages[:prefix])
+    out.prefix_tokens, out.prefix = None, (a.meter, messages[:prefix])
     return out
 
 
 _ROLES = {k: "user" if k in (Kind.USER, Kind.REMINDER) else str(k) for k in Kind}  # a message's wire role
+
+
+def _text_parts(w: Working) -> list[Part]:
+    return [Part(wrap_reminder(w.text) if w.kind is Kind.REMINDER else w.text)]
 
 
 def _image_parts(a: TranslationInput, ident: tuple[str, int], img: Image, seg: Segment, out: Prepared) -> list[Part]:

@@ -11,10 +11,13 @@ and tools called without a definition are declared by name only.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
+from ctxkit.translate import items
 from ctxkit.translate.common import (
+    MESSAGES,
     Prepared,
+    Sent,
     Translated,
     TranslationInput,
     WireMessage,
@@ -34,13 +37,30 @@ def _parts(m: WireMessage) -> list[dict[str, Any]]:
     return out
 
 
+class _Fragment(NamedTuple):
+    """A working message's parts, made once (R-RPL-9), each with its item's (key, tokens):
+    its own parts, then its function calls (sent only after the first user content) or, for a
+    tool result, the response under the name its call had when the fragment was made."""
+
+    parts: tuple[tuple[dict[str, Any], tuple[str, int]], ...]
+    calls: tuple[tuple[dict[str, Any], tuple[str, int]], ...]
+    wrapped: tuple[str, ...]
+    name: str | None = None  # a tool result's: the name its response was made with
+
+
+Known = tuple[str, int] | None
+
+
 class _Builder:
-    def __init__(self, prepared: Prepared) -> None:
+    def __init__(self, a: TranslationInput, prepared: Prepared) -> None:
+        self.a = a
+        self.rules = items.request_rules(a.provider, a.model, a.meter)
         self.prepared = prepared
         self.system: list[dict[str, Any]] = []
         self.system_origin = -1  # the wire message of the first system part
         self.contents: list[dict[str, Any]] = []
         self.origins: list[list[int]] = []  # per content, the wire message of each part
+        self.known: list[list[Known]] = []  # per content, each part's (key, tokens) when known
         self.names: dict[str, str] = {}  # call id → name of the latest call with that id
         self.called: list[str] = []
         self.seen_user = False
@@ -53,6 +73,8 @@ class _Builder:
             if parts and not self.system:
                 self.system_origin = i
             self.system.extend(parts)
+        elif m.entry is not None:
+            self._add_known(i, m)
         elif m.role == "tool":
             self._tool_result(i, m)
         elif m.role == "assistant":
@@ -61,6 +83,54 @@ class _Builder:
             parts = _parts(m)
             self.seen_user = self.seen_user or bool(parts)
             self._append(i, "user", parts)
+
+    def _add_known(self, i: int, m: WireMessage) -> None:
+        """`add` from the memo: whether calls are sent and under which name a result goes are
+        this request's (R-RPL-9)."""
+        assert m.entry is not None
+        fragment: _Fragment | None = m.entry.fragment
+        if fragment is None or (m.role == "tool" and fragment.name != self.names.get(m.tool_call_id or "")):
+            fragment = m.entry.fragment = self._fragment(m)
+        if m.role == "tool":
+            if fragment.name is None:
+                self.left_out[1] += 1
+            else:
+                self._append(i, "user", *_unzip(fragment.parts))
+            return
+        if m.role != "assistant":
+            self.seen_user = self.seen_user or bool(fragment.parts)
+            self._append(i, "user", *_unzip(fragment.parts))
+            return
+        parts = fragment.parts
+        if not self.seen_user:
+            self.left_out[0] += len(m.tool_calls)
+        else:
+            self.wrapped.extend(fragment.wrapped)
+            for c in m.tool_calls:
+                self._call(c.id, c.name)
+            parts += fragment.calls
+        self._append(i, "model", *_unzip(parts))
+
+    def _fragment(self, m: WireMessage) -> _Fragment:
+        if m.role == "tool":
+            name = self.names.get(m.tool_call_id or "")
+            made = [_response(name, m.text)] if name is not None else []
+            return _Fragment(self._known("user", made), (), (), name)
+        role = "model" if m.role == "assistant" else "user"
+        calls = [object_args(c.args) for c in m.tool_calls]
+        wrapped = tuple(c.id for c, (_, was) in zip(m.tool_calls, calls, strict=True) if was)
+        made = [
+            {"functionCall": {"name": c.name, "args": args}} for c, (args, _) in zip(m.tool_calls, calls, strict=True)
+        ]
+        return _Fragment(self._known(role, _parts(m)), self._known(role, made), wrapped)
+
+    def _known(self, role: str, parts: list[dict[str, Any]]) -> tuple[tuple[dict[str, Any], tuple[str, int]], ...]:
+        return tuple((p, items.known(role, p, self.a.meter, self.rules)) for p in parts)
+
+    def _call(self, call_id: str, name: str) -> None:
+        self.names[call_id] = name
+        if name not in self.called:
+            self.called.append(name)
 
     def _calls(self, m: WireMessage) -> list[dict[str, Any]]:
         if not self.seen_user:
@@ -71,9 +141,7 @@ class _Builder:
             args, wrapped = object_args(c.args)
             if wrapped:
                 self.wrapped.append(c.id)
-            self.names[c.id] = c.name
-            if c.name not in self.called:
-                self.called.append(c.name)
+            self._call(c.id, c.name)
             out.append({"functionCall": {"name": c.name, "args": args}})
         return out
 
@@ -82,18 +150,20 @@ class _Builder:
         if name is None:  # its call was left out (or never made): so is the result
             self.left_out[1] += 1
             return
-        response = {"name": name, "response": {"content": m.text}}
-        self._append(i, "user", [{"functionResponse": response}])
+        self._append(i, "user", [_response(name, m.text)])
 
-    def _append(self, i: int, role: str, parts: list[dict[str, Any]]) -> None:
+    def _append(self, i: int, role: str, parts: list[dict[str, Any]], known: list[Known] | None = None) -> None:
         if not parts:
             return
+        known = known if known is not None else [None] * len(parts)
         if self.contents and self.contents[-1]["role"] == role:
             self.contents[-1]["parts"].extend(parts)
             self.origins[-1] += [i] * len(parts)
+            self.known[-1] += known
         else:
-            self.contents.append({"role": role, "parts": parts})
+            self.contents.append({"role": role, "parts": list(parts)})
             self.origins.append([i] * len(parts))
+            self.known.append(list(known))
 
     def report(self) -> None:
         calls, responses = self.left_out
@@ -122,17 +192,36 @@ def function_declarations(a: TranslationInput, called: list[str], prepared: Prep
 
 
 def translate(a: TranslationInput, prepared: Prepared) -> Translated:
-    b = _Builder(prepared)
+    b = _Builder(a, prepared)
     for i, m in enumerate(prepared.messages):
         b.add(i, m)
     b.report()
-    body: dict[str, Any] = {}
-    origins: list[tuple[int, ...]] = [(b.system_origin,)] if b.system else []
+    head: dict[str, Any] = {}
+    messages = [Sent("system", [{"parts": b.system}], (b.system_origin,), None, 0)] if b.system else []
     if b.system:
-        body["systemInstruction"] = {"parts": b.system}
-    body["contents"] = b.contents
-    origins += [tuple(o) for o in b.origins]
+        head["systemInstruction"] = MESSAGES
+    head["contents"] = MESSAGES
+    messages += [
+        Sent(c["role"], c["parts"], tuple(o), k, 0) for c, o, k in zip(b.contents, b.origins, b.known, strict=True)
+    ]
     decls = function_declarations(a, b.called, prepared)
     if decls:
-        body["tools"] = [{"functionDeclarations": decls}]
-    return Translated(body, tuple(origins))
+        head["tools"] = [{"functionDeclarations": decls}]
+    return Translated.emitted(head, tuple(messages), _fill)
+
+
+def _fill(messages: tuple[Sent, ...]) -> dict[str, Any]:
+    contents = messages[1:] if messages and messages[0].role == "system" else messages
+    out: dict[str, Any] = {"systemInstruction": messages[0].parts[0]} if contents is not messages else {}
+    out["contents"] = [{"role": s.role, "parts": s.parts} for s in contents]
+    return out
+
+
+def _response(name: str, text: str) -> dict[str, Any]:
+    return {"functionResponse": {"name": name, "response": {"content": text}}}
+
+
+def _unzip(
+    known: tuple[tuple[dict[str, Any], tuple[str, int]], ...],
+) -> tuple[list[dict[str, Any]], list[Known]]:
+    return [p for p, _ in known], [k for _, k in known]

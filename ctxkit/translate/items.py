@@ -47,7 +47,7 @@ notice, a fix-up's inserted text).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ctxkit import providers
@@ -67,6 +67,7 @@ from ctxkit.counting.wire import (
 from ctxkit.history.working import Image
 from ctxkit.output import plural
 from ctxkit.translate import reading
+from ctxkit.translate.common import Sent
 
 if TYPE_CHECKING:
     from ctxkit.translate import Payload
@@ -192,8 +193,24 @@ def _frozen(value: Any) -> tuple[Any, ...] | None:
 
 
 def _rules(payload: Payload, meter: ItemMeter) -> WireRules:
-    model = payload.model or str(payload.body.get("model") or "")
+    model = payload.model or str(payload.head.get("model") or "")
     return rules_for(payload.provider, model, meter.tokenizer)
+
+
+def request_rules(provider: str, model: str, meter: ItemMeter) -> WireRules:
+    """The provider's counting rules for a request translation builds (R-RPL-4)."""
+    return rules_for(provider, model, meter.tokenizer)
+
+
+def known(role: str, part: dict[str, Any], meter: ItemMeter, rules: WireRules) -> tuple[str, int]:
+    """(key, tokens without the framing) of an item without images, as `prompt_items` makes them:
+    what a translator tells about the items it emits."""
+    return _key(role, part), rules.scaled(_texts_tokens(part, meter, rules))
+
+
+def frame(rules: WireRules, role: str, parts: list[Any], meter: ItemMeter, names: dict[str, str]) -> int:
+    """A payload message's framing tokens (on its first item); `names`: call id → name (OpenAI)."""
+    return _frame(rules, role, parts, meter, names)
 
 
 def _preamble_key(provider: str, body: dict[str, Any]) -> str:
@@ -212,38 +229,76 @@ _PREAMBLE_FIELDS = ("tools", "functions", "tool_choice", "response_format", "tex
 def prompt_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = None) -> tuple[Item, ...]:
     """The payload's prompt items in reading order, with tokens and back-references.
 
-    `memo`: the keys and counts of earlier calls' items (replay); the items are the same without it."""
+    The messages translation emitted (`Payload.messages`) with the keys and counts it already
+    knew, or, for a body as sent, the messages read from the body (`read_items`): the items are
+    the same either way. `memo`: the keys and counts of earlier calls' items (replay); the items
+    are the same without it."""
+    if payload.messages is None:
+        return read_items(payload, meter=meter, memo=memo)
+    return _items(payload, payload.messages, meter, memo, reuse=meter is payload.meter)
+
+
+def read_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = None) -> tuple[Item, ...]:
+    """The prompt items as read back from the body (`reading.messages`), never from what translation knew."""
+    origins = payload.origins
+    read = [
+        Sent(role, parts, origins[n] if n < len(origins) else ())
+        for n, (role, parts) in enumerate(reading.messages(payload.provider, payload.body))
+    ]
+    return _items(payload, read, meter, memo, reuse=False)
+
+
+def _items(
+    payload: Payload, messages: Sequence[Sent], meter: ItemMeter, memo: ItemMemo | None, *, reuse: bool
+) -> tuple[Item, ...]:
     out = []
-    body = payload.body
     rules = _rules(payload, meter)
-    if has_preamble(payload.provider, body):
-        tokens = preamble_tokens(rules, body, meter.text)
-        out.append(Item(_preamble_key(payload.provider, body), tokens, None, None, None))
+    head = _preamble_body(payload, messages)
+    if has_preamble(payload.provider, head):
+        tokens = preamble_tokens(rules, head, meter.text)
+        out.append(Item(_preamble_key(payload.provider, head), tokens, None, None, None))
     images = _Images(payload)
     wire = payload.prepared.messages
     lookup = memo.lookup if memo is not None else None
-    messages = list(reading.messages(payload.provider, body))
-    names = _names(payload, messages)
-    for n, (role, parts) in enumerate(messages):
-        origins = payload.origins[n] if n < len(payload.origins) else ()
-        frame = _frame(rules, role, parts, meter, names)  # on the message's first item
+    names: dict[str, str] | None = None
+    for n, sent in enumerate(messages):
+        role, parts, origins = sent.role, sent.parts, sent.origins
+        knew = sent.known if reuse else None
+        framing = sent.frame if reuse else None
+        if framing is None:  # on the message's first item
+            if names is None:
+                names = _names(payload.provider, messages)
+            framing = _frame(rules, role, parts, meter, names)
         for k, part in enumerate(parts):
             origin = origins[k] if k < len(origins) else -1
-            found = lookup(role, part, meter, rules) if lookup is not None else None
-            if found is None:
-                key, tokens = _key(role, part), _tokens(part, origin, images, meter, rules)
-            else:
-                key, tokens = found[0], rules.scaled(found[1])
-            mark = isinstance(part, dict) and "cache_control" in part
+            found = knew[k] if knew is not None else None
+            if found is None and lookup is not None:
+                looked = lookup(role, part, meter, rules)
+                if looked is not None:
+                    found = looked[0], rules.scaled(looked[1])
+            key, tokens = (
+                found if found is not None else (_key(role, part), _tokens(part, origin, images, meter, rules))
+            )
+            mark = type(part) is dict and "cache_control" in part
             run = part.get("type") if type(part) is dict else None
             source = wire[origin].source if origin >= 0 else None
             out.append(
-                Item(key, tokens + frame if k == 0 else tokens, n, source, role, mark, run if run in _RUNS else None)
+                Item(key, tokens + framing if k == 0 else tokens, n, source, role, mark, run if run in _RUNS else None)
             )
     return tuple(out)
 
 
 _RUNS = frozenset({"tool_use", "tool_result"})  # Anthropic blocks whose consecutive runs count once (R-RPL-5)
+
+
+def _preamble_body(payload: Payload, messages: Sequence[Sent]) -> dict[str, Any]:
+    """What the preamble reads: the body's fields other than its messages, and (OpenAI, whose
+    definitions join an opening system message) the first message."""
+    if payload.messages is None:
+        return payload.body
+    if providers.wire_format(payload.provider) == "openai":
+        return {**payload.head, "messages": [messages[0].parts[0]] if messages else []}
+    return payload.head
 
 
 def priming_tokens(payload: Payload, *, meter: ItemMeter) -> int:
@@ -253,6 +308,8 @@ def priming_tokens(payload: Payload, *, meter: ItemMeter) -> int:
 
 
 def _last_role(payload: Payload) -> str | None:
+    if payload.messages is not None:
+        return payload.messages[-1].role if payload.messages else None
     roles = [role for role, _ in reading.messages(payload.provider, payload.body)]
     return roles[-1] if roles else None
 
@@ -266,7 +323,7 @@ def wire_tokens(payload: Payload, *, meter: ItemMeter) -> int:
         total += preamble_tokens(rules, body, meter.text)
     images = _Images(payload)
     messages = list(reading.messages(payload.provider, body))
-    names = _names(payload, messages)
+    names = _names(payload.provider, [Sent(role, parts, ()) for role, parts in messages])
     for n, (role, parts) in enumerate(messages):
         origins = payload.origins[n] if n < len(payload.origins) else ()
         total += _frame(rules, role, parts, meter, names)
@@ -291,8 +348,10 @@ def _frame(rules: WireRules, role: str, parts: list[Any], meter: ItemMeter, name
     return rules.scaled(tokens)
 
 
-def _names(payload: Payload, messages: list[tuple[str, list[Any]]]) -> dict[str, str]:
-    return openai_call_names(messages) if providers.wire_format(payload.provider) == "openai" else {}
+def _names(provider: str, messages: Sequence[Sent]) -> dict[str, str]:
+    if providers.wire_format(provider) != "openai":
+        return {}
+    return openai_call_names([(s.role, s.parts) for s in messages])
 
 
 def _key(role: str, part: Any) -> str:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ctxkit.counting.measure import dumps_args
-from ctxkit.translate.common import Prepared, Translated, TranslationInput, WireMessage
+from ctxkit.translate.common import MESSAGES, Prepared, Translated, TranslationInput, WireMessage
+from ctxkit.translate.openai import fill, sent_messages
 from ctxkit.translate.openai import tools as openai_tools
 
 
@@ -37,13 +38,13 @@ def message(m: WireMessage) -> dict[str, Any]:
 
 
 def translate(a: TranslationInput, prepared: Prepared) -> Translated:
-    body: dict[str, Any] = {
+    head: dict[str, Any] = {
         "model": a.model,
-        "messages": [message(m) for m in prepared.messages],
+        "messages": MESSAGES,
         "stream": False,
         "options": {"num_ctx": a.max_input_tokens},
     }
     defs = openai_tools(a)
     if defs:
-        body["tools"] = defs
-    return Translated(body, tuple((n,) for n in range(len(prepared.messages))))
+        head["tools"] = defs
+    return Translated.emitted(head, sent_messages(a, prepared, message), fill)

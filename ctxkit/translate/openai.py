@@ -1,16 +1,27 @@
 """OpenAI and Azure OpenAI chat completions bodies (R-TR-1, R-TR-7).
 
 Input: a `TranslationInput` and its `Prepared` wire messages. Output: the request
-body `{"model", "messages", "tools"?}`.
+body `{"model", "messages", "tools"?}`, one payload message (one prompt item) per wire message.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ctxkit.counting.measure import call_args_text
-from ctxkit.translate.common import Part, Prepared, Translated, TranslationInput, WireMessage, definitions
+from ctxkit.translate import items
+from ctxkit.translate.common import (
+    MESSAGES,
+    Part,
+    Prepared,
+    Sent,
+    Translated,
+    TranslationInput,
+    WireMessage,
+    definitions,
+)
 
 REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
 NO_SYSTEM_MESSAGE = frozenset({"o1-mini", "o1-preview"})
@@ -63,15 +74,65 @@ def translate(a: TranslationInput, prepared: Prepared) -> Translated:
     first = prepared.messages[0] if prepared.messages else None
     if first is not None and first.role == "system":
         if is_reasoning_model(a.model) and not a.settings.as_logged:  # R-FIX-6: the logged text as sent
-            first.parts[0] = Part(MARKDOWN_PREFIX + first.parts[0].text)
+            first.parts = [Part(MARKDOWN_PREFIX + first.parts[0].text), *first.parts[1:]]
+            first.entry = None  # changed for this model: translated afresh
         if _base_name(a.model) in NO_SYSTEM_MESSAGE:
             first.role = "user"
+            first.entry = None
             prepared.fixup(
                 f"model {a.model!r} takes no system message: the system text is sent as the first user message",
                 rule="R-TR-1",
             )
-    body: dict[str, Any] = {"model": a.model, "messages": [message(m) for m in prepared.messages]}
+    head: dict[str, Any] = {"model": a.model, "messages": MESSAGES}
     defs = tools(a)
     if defs:
-        body["tools"] = defs
-    return Translated(body, tuple((n,) for n in range(len(prepared.messages))))
+        head["tools"] = defs
+    return Translated.emitted(head, sent_messages(a, prepared, message), fill)
+
+
+def fill(messages: tuple[Sent, ...]) -> dict[str, Any]:
+    """The body's `messages`: one dict per payload message."""
+    return {"messages": [s.parts[0] for s in messages]}
+
+
+class _Fragment:
+    """A working message as one payload message: its dict, its item's (key, tokens) and framing;
+    a tool result's framing by the name of its call (OpenAI reads the result under that name)."""
+
+    __slots__ = ("body", "frame", "known", "named")
+
+    def __init__(self, body: dict[str, Any], known: tuple[str, int], frame: int) -> None:
+        self.body = body
+        self.known: list[tuple[str, int] | None] = [known]  # as `Sent.known`: shared, never changed
+        self.frame = frame
+        self.named: dict[str, int] = {}
+
+
+def sent_messages(
+    a: TranslationInput, prepared: Prepared, make: Callable[[WireMessage], dict[str, Any]]
+) -> tuple[Sent, ...]:
+    """One payload message per wire message, made by `make`. With a memo, each working message's
+    dict, item key and counts are made once (R-RPL-9); a tool result's framing names its call
+    (OpenAI, R-RPL-4): it depends on the calls the request holds."""
+    rules = items.request_rules(a.provider, a.model, a.meter)
+    names = {c.id: c.name for m in prepared.messages for c in m.tool_calls}
+    out = []
+    for n, m in enumerate(prepared.messages):
+        entry = m.entry
+        if entry is None:
+            d = make(m)
+            out.append(Sent(d["role"], [d], (n,)))
+            continue
+        fragment: _Fragment | None = entry.fragment
+        if fragment is None:
+            d = make(m)
+            known = items.known(d["role"], d, a.meter, rules)
+            fragment = entry.fragment = _Fragment(d, known, items.frame(rules, d["role"], [d], a.meter, {}))
+        d, frame = fragment.body, fragment.frame
+        name = names.get(str(m.tool_call_id)) if d["role"] == "tool" else None  # as the body is read
+        if name is not None:
+            frame = fragment.named.get(name, -1)
+            if frame < 0:
+                frame = fragment.named[name] = items.frame(rules, "tool", [d], a.meter, {str(m.tool_call_id): name})
+        out.append(Sent(d["role"], [d], (n,), fragment.known, frame))
+    return tuple(out)
