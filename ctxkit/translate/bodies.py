@@ -32,7 +32,8 @@ from typing import Any
 
 from ctxkit import providers
 from ctxkit.counting.measure import dumps_args
-from ctxkit.translate.items import Item, ItemMemo, ItemMeter, canonical, priming_tokens, prompt_items
+from ctxkit.translate.costs import ItemMeter
+from ctxkit.translate.items import Item, ItemMemo, canonical, priming_tokens, prompt_items
 from ctxkit.translate.sent import body_payload
 
 

@@ -20,7 +20,7 @@ from ctxkit.counting.measure import Meter
 from ctxkit.history.working import Call, Fate, Image, Kind, Row, Segment, Working, image_key
 from ctxkit.loading.domain import Settings, ToolDef
 from ctxkit.loading.templates import Templates
-from ctxkit.translate.memo import Entry, TranslationMemo
+from ctxkit.translate.memo import MemoEntry, TranslationMemo
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +73,7 @@ class WireMessage:
     cacheable: bool = False
     source: int | None = None  # index in the assembled list; None: added by translation
     had_images: bool = False  # some image of the message is sent as an image, a label or a marker
-    entry: Entry | None = None  # the memo's entry for its working message (None: translate afresh)
+    entry: MemoEntry | None = None  # the memo's entry for its working message (None: translate afresh)
 
     @property
     def text(self) -> str:

@@ -33,7 +33,8 @@ the framing each provider adds — per message, per call and result, the reply
 priming (`priming_tokens`), the definitions item (tools, output schema, Anthropic's
 tool-use system prompt) — as `ctxkit/counting/wire.py` says for that provider
 (docs/rules.md#r-rpl-4). `prompt_tokens` = the sum over the items + the priming.
-It is an estimate: only a provider's own counter is exact.
+It is an estimate: only a provider's own counter is exact. What one item costs is
+`ctxkit/translate/costs.py`'s.
 
 Back-references, for mapping an item to the decision record: `Item.message`
 is the index of the payload message the item belongs to, counting Anthropic's
@@ -48,39 +49,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxkit import providers
-from ctxkit.counting.image_rules import anthropic_pdf_tokens, gemini_media_tokens
-from ctxkit.counting.images import image_size
 from ctxkit.counting.wire import (
     NAME_TOKENS,
     REPLY_PRIMING_TOKENS,
     WireRules,
-    anthropic_block_tokens,
     has_preamble,
     openai_call_names,
     openai_call_tokens,
     preamble_tokens,
     rules_for,
 )
-from ctxkit.history.working import Image
 from ctxkit.output import plural
 from ctxkit.translate import reading
 from ctxkit.translate.common import Sent
+from ctxkit.translate.costs import Images, ItemMeter, item_tokens, texts_tokens
 
 if TYPE_CHECKING:
     from ctxkit.translate import Payload
-
-SENT_IMAGE = "sent"  # the file id of an image read from a body as sent (no fixture file behind it)
-
-
-class ItemMeter(Protocol):
-    tokenizer: str
-
-    def text(self, text: str) -> int: ...
-
-    def image(self, image: Image) -> int: ...
 
 
 class Item(NamedTuple):
@@ -165,7 +153,7 @@ class ItemMemo:
             memo_key = (role, nested)
         found = self._known.get(memo_key)
         if found is None:
-            found = self._known[memo_key] = (_key(role, part), _texts_tokens(part, meter, rules))
+            found = self._known[memo_key] = (_key(role, part), texts_tokens(part, meter, rules))
         return found
 
     def held(self) -> int:
@@ -205,7 +193,7 @@ def request_rules(provider: str, model: str, meter: ItemMeter) -> WireRules:
 def known(role: str, part: dict[str, Any], meter: ItemMeter, rules: WireRules) -> tuple[str, int]:
     """(key, tokens without the framing) of an item without images, as `prompt_items` makes them:
     what a translator tells about the items it emits."""
-    return _key(role, part), rules.scaled(_texts_tokens(part, meter, rules))
+    return _key(role, part), rules.scaled(texts_tokens(part, meter, rules))
 
 
 def frame(rules: WireRules, role: str, parts: list[Any], meter: ItemMeter, names: dict[str, str]) -> int:
@@ -257,7 +245,7 @@ def _items(
     if has_preamble(payload.provider, head):
         tokens = preamble_tokens(rules, head, meter.text)
         out.append(Item(_preamble_key(payload.provider, head), tokens, None, None, None))
-    images = _Images(payload)
+    images = Images(payload)
     wire = payload.prepared.messages
     lookup = memo.lookup if memo is not None else None
     names: dict[str, str] | None = None
@@ -277,7 +265,7 @@ def _items(
                 if looked is not None:
                     found = looked[0], rules.scaled(looked[1])
             key, tokens = (
-                found if found is not None else (_key(role, part), _tokens(part, origin, images, meter, rules))
+                found if found is not None else (_key(role, part), item_tokens(part, origin, images, meter, rules))
             )
             mark = type(part) is dict and "cache_control" in part
             run = part.get("type") if type(part) is dict else None
@@ -321,14 +309,14 @@ def wire_tokens(payload: Payload, *, meter: ItemMeter) -> int:
     total = rules.priming_after(_last_role(payload))
     if has_preamble(payload.provider, body):
         total += preamble_tokens(rules, body, meter.text)
-    images = _Images(payload)
+    images = Images(payload)
     messages = list(reading.messages(payload.provider, body))
     names = _names(payload.provider, [Sent(role, parts, ()) for role, parts in messages])
     for n, (role, parts) in enumerate(messages):
         origins = payload.origins[n] if n < len(payload.origins) else ()
         total += _frame(rules, role, parts, meter, names)
         for k, part in enumerate(parts):
-            total += _tokens(part, origins[k] if k < len(origins) else -1, images, meter, rules)
+            total += item_tokens(part, origins[k] if k < len(origins) else -1, images, meter, rules)
     return total
 
 
@@ -358,99 +346,7 @@ def _key(role: str, part: Any) -> str:
     return canonical({"role": role, "item": _without_cache_control(part)})
 
 
-def _tokens(part: Any, origin: int, images: _Images, meter: ItemMeter, rules: WireRules) -> int:
-    """What the model reads of one item: its texts (scaled by the provider's ratio) and its images."""
-    text = rules.scaled(_texts_tokens(part, meter, rules))
-    found = reading.images(part)
-    cost = text + sum(_image_cost(images.find(origin, data), detail, meter, rules) for data, detail in found)
-    if rules.anthropic:
-        cost += sum(_document_cost(kind, data, meter, rules) for kind, data in reading.documents(part))
-    elif rules.format == "gemini":
-        cost += sum(_media_cost(kind, data, meter) for kind, data in reading.media(part))
-    return cost
-
-
-def _media_cost(kind: str, data: str, meter: ItemMeter) -> int:
-    """Gemini's inline media: text read as text, audio, video and PDF by Gemini's rules."""
-    raw = _decoded(data)
-    if kind.startswith("text/"):
-        return meter.text(raw.decode("utf-8", "replace"))
-    return gemini_media_tokens(kind, raw) or 0
-
-
-def _document_cost(kind: str, data: str, meter: ItemMeter, rules: WireRules) -> int:
-    if kind == "application/pdf":
-        return anthropic_pdf_tokens(_decoded(data))
-    return rules.scaled(meter.text(data)) if kind.startswith("text/") else 0
-
-
-def _image_cost(image: Image, detail: str | None, meter: ItemMeter, rules: WireRules) -> int:
-    """A stored count or a marker as the meter says; else the provider's rule for the image's size."""
-    if image.tokens is not None or image.data is None:
-        return meter.image(image)
-    size = image_size(image.data)
-    if size is None:
-        return meter.image(image)
-    return rules.image(size[0], size[1], detail)
-
-
 def _without_cache_control(part: Any) -> Any:
     if isinstance(part, dict) and "cache_control" in part:
         return {k: v for k, v in part.items() if k != "cache_control"}
     return part
-
-
-def _texts_tokens(part: dict[str, Any], meter: ItemMeter, rules: WireRules | None = None) -> int:
-    """The texts of one item as the model reads them (never the JSON escaping); Anthropic's tool
-    calls and results in its published tool-use text format."""
-    if rules is not None and rules.anthropic:
-        wrapped = anthropic_block_tokens(part, meter.text)
-        if wrapped is not None:
-            return wrapped + (
-                sum(meter.text(t) for t in reading.texts(part)) if part.get("type") == "tool_result" else 0
-            )
-    return sum(meter.text(t) for t in reading.texts(part))
-
-
-class _Images:
-    """Base64 data → the working image it encodes, looked up in the item's own wire message first."""
-
-    def __init__(self, payload: Payload) -> None:
-        self._messages = payload.prepared.messages
-        self._by_message: dict[int, dict[str, Image]] = {}
-        self._all: dict[str, Image] | None = None
-        self._sent: dict[str, Image] = {}
-
-    def _index(self, origin: int) -> dict[str, Image]:
-        found = self._by_message.get(origin)
-        if found is None:
-            parts = self._messages[origin].parts if 0 <= origin < len(self._messages) else []
-            found = self._by_message[origin] = {p.b64: p.image for p in parts if p.image is not None}
-        return found
-
-    def find(self, origin: int, data: str) -> Image:
-        image = self._index(origin).get(data)
-        if image is None:
-            if self._all is None:
-                self._all = {}
-                for n in range(len(self._messages)):
-                    self._all.update(self._index(n))
-            image = self._all.get(data)
-        if image is None:  # a body as sent (R-LOG-2): no working image behind it, only its bytes
-            image = self._sent.get(data)
-            if image is None:
-                image = self._sent[data] = Image(SENT_IMAGE, _decoded(data), None)
-        return image
-
-
-def _decoded(data: str) -> bytes:
-    """Base64 image data as bytes (b"" when it is not base64: a URL, a file id)."""
-    import base64
-    import binascii
-
-    try:
-        if "-" in data or "_" in data:  # the URL-safe alphabet (Gemini's JSON may use it)
-            return base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
-        return base64.b64decode(data, validate=False)
-    except (binascii.Error, ValueError):
-        return b""

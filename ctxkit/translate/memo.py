@@ -1,6 +1,6 @@
 """What translation made of each working message, kept for the next call of a replay (R-RPL-9).
 
-Input: the working messages of one request, one request after another. Output: an `Entry` per
+Input: the working messages of one request, one request after another. Output: an `MemoEntry` per
 working message: its wire parts (`common.prepare`) and what its provider's translator made of it
 (the payload dicts with their prompt items' keys and counts), reused as long as the same working
 message comes back. Only messages without images are kept (an image's parts depend on the
@@ -19,7 +19,7 @@ from typing import Any
 from ctxkit.history.working import Working
 
 
-class Entry:
+class MemoEntry:
     """One working message's translation. `parts`: its wire parts; `fragment`: its translator's."""
 
     __slots__ = ("fragment", "parts", "working")
@@ -40,8 +40,8 @@ class TranslationMemo:
 
     def __init__(self) -> None:
         self._context: tuple[str, str, str] | None = None
-        self._current: dict[str, Entry] = {}
-        self._previous: dict[str, Entry] = {}
+        self._current: dict[str, MemoEntry] = {}
+        self._previous: dict[str, MemoEntry] = {}
 
     def begin(self, provider: str, model: str, tokenizer: str) -> None:
         """A new request: keep what the last one used (all of it, unless the context changed)."""
@@ -51,16 +51,16 @@ class TranslationMemo:
             self._current = {}
         self._previous, self._current = self._current, {}
 
-    def entry(self, w: Working) -> Entry:
+    def entry(self, w: Working) -> MemoEntry:
         key = w.key
         found = self._current.get(key)
         if found is None:
             found = self._previous.get(key)
             if found is None or not _same(found.working, w):
-                found = Entry(w)
+                found = MemoEntry(w)
             self._current[key] = found
         elif not _same(found.working, w):
-            found = self._current[key] = Entry(w)
+            found = self._current[key] = MemoEntry(w)
         return found
 
     def held(self) -> int:
