@@ -287,3 +287,16 @@ def test_help_lists_every_command_though_none_was_imported():
     listed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout
     for name in cli.COMMANDS:
         assert f"\n  {name} " in listed, name
+
+
+def test_a_json_fixture_never_imports_yaml(tmp_path):
+    """PyYAML is imported to parse YAML only: `ctxkit assemble` of a JSON fixture does without it."""
+    path = tmp_path / "f.json"
+    path.write_text(
+        '{"ctxkit": 1, "model": {"provider": "openai", "name": "gpt-4o"}, '
+        '"messages": [{"id": 1, "role": "user", "text": "hi", "tokens": 1}]}'
+    )
+    loaded = _cli_modules("assemble", str(path))
+    assert "ctxkit.loading.read" in loaded  # the command did run
+    assert not [m for m in loaded if m.split(".")[0] == "yaml"]
+    assert "yaml" in _cli_modules("assemble", FIXTURE)  # the other side: a YAML fixture loads it

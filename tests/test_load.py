@@ -229,6 +229,44 @@ def test_r_fix_1_integer_ids_become_strings() -> None:
     assert (fx.leaf, fx.project_files, fx.files[0].id) == ("2", ("7",), "7")
 
 
+def test_loaded_messages_are_the_records_their_constructors_make() -> None:
+    """The loader builds stored messages and tool calls as rows sealed in one pass
+    (`sealed.records`): each is exactly the class, equal to, hashed and frozen as one its
+    constructor makes."""
+    import dataclasses
+
+    fx = load(
+        "messages:\n"
+        "  - {id: 1, role: user, text: q, tokens: 3}\n"
+        "  - {id: a, role: assistant, tool_calls: [{id: 9, name: f, args: {x: [1]}, turn: 2, response: r}]}\n"
+    )
+    call = domain.ToolCall(id="9", name="f", args={"x": [1]}, turn=2, response="r")
+    expected = (
+        domain.StoredMessage(id="1", role=domain.Role.USER, parent=None, index=0, text="q", tokens=3),
+        domain.StoredMessage(id="a", role=domain.Role.ASSISTANT, parent="1", index=1, tool_calls=(call,)),
+    )
+    assert fx.messages == expected
+    assert [type(m) for m in fx.messages] == [domain.StoredMessage] * 2
+    assert type(fx.messages[1].tool_calls[0]) is domain.ToolCall
+    assert hash(fx.messages[0]) == hash(expected[0])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fx.messages[0].text = "changed"  # type: ignore[misc]
+
+
+def test_sealed_records_refuse_a_class_that_is_not_frozen() -> None:
+    import dataclasses
+
+    from ctxkit.loading import sealed
+
+    @dataclasses.dataclass(slots=True)
+    class Mutable:
+        a: int
+
+    with pytest.raises(TypeError, match="not a frozen dataclass"):
+        sealed.records(Mutable, [(1,)])
+    assert sealed.records(domain.GeneratedImage, [("f", None)]) == (domain.GeneratedImage("f"),)
+
+
 def test_r_fix_1_each_reference_must_resolve() -> None:
     text = """\
     files: [{id: f1, name: a, kind: text, text: a}]

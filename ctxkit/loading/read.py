@@ -24,7 +24,6 @@ from ctxkit.loading.lines import with_lines
 from ctxkit.loading.refs import build_fixture, template_problems
 from ctxkit.loading.schema import JsonPath, line_column, load_schema, pointer, problem, validate_document
 from ctxkit.loading.values import FloatTexts
-from ctxkit.loading.yaml_text import parse_yaml
 
 __all__ = ["load_fixture", "load_schema", "load_templates_file", "parse_json", "parse_size"]
 
@@ -129,16 +128,23 @@ def parse_document(source: str, text: str, floats: FloatTexts, *, max_size: int 
     Every float's text is recorded in `floats` (by object id) so ratios stay exact decimals.
     """
     if not text.lstrip().startswith(("{", "[")):
-        return parse_yaml(source, text, floats, max_size)
+        return _parse_yaml(source, text, floats, max_size)
     try:
         return _parse_json(source, text, floats)
     except json.JSONDecodeError as json_error:
         try:
-            return parse_yaml(source, text, floats, max_size)  # YAML flow style, e.g. {ctxkit: 1, ...}
+            return _parse_yaml(source, text, floats, max_size)  # YAML flow style, e.g. {ctxkit: 1, ...}
         except InputError:
             pass  # it looks like JSON: JSON's complaint is the useful one
         location = f"{json_error.lineno}:{json_error.colno}"
         raise InputError(problem(source, location, json_error.msg)) from None
+
+
+def _parse_yaml(source: str, text: str, floats: FloatTexts, max_size: int) -> Any:
+    """PyYAML is imported for a YAML document only: a JSON fixture never loads it (~20 ms)."""
+    from ctxkit.loading.yaml_text import parse_yaml
+
+    return parse_yaml(source, text, floats, max_size)
 
 
 def parse_json(source: str, text: str, floats: FloatTexts) -> Any:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxkit.errors import InputError
-from ctxkit.loading import domain, values
+from ctxkit.loading import domain, sealed, values
 from ctxkit.loading.files import Missing, TooBig, Unreadable, read_regular_file
 from ctxkit.loading.graph import check_references
 from ctxkit.loading.schema import JsonPath, pointer, problem, sort_key
@@ -87,16 +87,19 @@ def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) ->
     """Stored messages with R-FIX-2 applied: a list without parents is a linear chain.
 
     The loop runs once per stored message (100,000 in the scale benchmark), so optional keys
-    are looked at only when present and the frozen values are built in one call each.
+    are looked at only when present, and each message is a row of its fields in their order,
+    made frozen in one pass (`sealed.records`).
     """
     summary = domain.Role.SUMMARY
     linear = not any("parent" in m for m in items if m["role"] != "summary")
     previous: str | None = None
-    built: list[domain.StoredMessage] = []
-    append = built.append
+    rows: list[tuple[Any, ...]] = []
+    append = rows.append
     unnamed: list[int] = []  # tree messages after the first without a `parent` key
     for index, m in enumerate(items):
-        message_id, role = str(m["id"]), _ROLES[m["role"]]
+        message_id, role = m["id"], _ROLES[m["role"]]
+        if type(message_id) is not str:
+            message_id = str(message_id)
         if role is summary or not linear:
             parent = m.get("parent")
             if parent is not None:
@@ -113,23 +116,23 @@ def _messages(items: list[dict[str, Any]], found: list[tuple[JsonPath, str]]) ->
             previous = message_id
         through = m.get("summarizes_through")
         append(
-            domain.StoredMessage(
-                id=message_id,
-                role=role,
-                parent=parent,
-                index=index,
-                text=m.get("text", ""),
-                files=tuple(map(str, m["files"])) if "files" in m else (),
-                tokens=m.get("tokens"),
-                tool_calls=_tool_calls(m["tool_calls"], index, found) if "tool_calls" in m else (),
-                summarizes_through=None if through is None else str(through),
-                at=values.stored_at(m, ("messages", index), found) if "at" in m else None,
+            (
+                message_id,
+                role,
+                parent,
+                index,
+                m.get("text", ""),
+                tuple(map(str, m["files"])) if "files" in m else (),
+                m.get("tokens"),
+                _tool_calls(m["tool_calls"], index, found) if "tool_calls" in m else (),
+                None if through is None else str(through),
+                values.stored_at(m, ("messages", index), found) if "at" in m else None,
             )
         )
     if len(unnamed) > _UNNAMED_SHOWN:
         more = len(unnamed) - _UNNAMED_SHOWN - 1
         found.append((("messages", unnamed[_UNNAMED_SHOWN]), f"no parent, nor do {more} later messages (R-FIX-2)"))
-    return tuple(built)
+    return sealed.records(domain.StoredMessage, rows)
 
 
 _ROLES = {role.value: role for role in domain.Role}
@@ -149,10 +152,13 @@ def _unnamed_parent(previous: str) -> str:
 def _tool_calls(
     calls: list[dict[str, Any]], index: int, found: list[tuple[JsonPath, str]]
 ) -> tuple[domain.ToolCall, ...]:
-    return tuple([_tool_call(c, ("messages", index, "tool_calls", i), found) for i, c in enumerate(calls)])
+    return sealed.records(
+        domain.ToolCall, [_tool_call(c, ("messages", index, "tool_calls", i), found) for i, c in enumerate(calls)]
+    )
 
 
-def _tool_call(call: dict[str, Any], at: JsonPath, found: list[tuple[JsonPath, str]]) -> domain.ToolCall:
+def _tool_call(call: dict[str, Any], at: JsonPath, found: list[tuple[JsonPath, str]]) -> tuple[Any, ...]:
+    """A stored tool call's fields, in `domain.ToolCall`'s order."""
     args = call["args"]
     _check_depth(args, (*at, "args"), found)
     _check_args_text(call, at, found)
@@ -161,15 +167,16 @@ def _tool_call(call: dict[str, Any], at: JsonPath, found: list[tuple[JsonPath, s
         images = tuple(
             [domain.GeneratedImage(str(g["file_id"]), g.get("revised_prompt")) for g in call["generated_images"]]
         )
-    return domain.ToolCall(
-        id=str(call["id"]),
-        name=call["name"],
-        args=args,
-        turn=call.get("turn", 0),
-        response=call.get("response"),
-        tokens=call.get("tokens"),
-        generated_images=images,
-        args_text=call.get("args_text"),
+    call_id = call["id"]
+    return (
+        call_id if type(call_id) is str else str(call_id),
+        call["name"],
+        args,
+        call.get("turn", 0),
+        call.get("response"),
+        call.get("tokens"),
+        images,
+        call.get("args_text"),
     )
 
 
