@@ -12,7 +12,7 @@ without `now` included).
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -31,6 +31,9 @@ from ctxkit.cli.options import (
     warn,
 )
 from ctxkit.errors import ExitStatus
+
+if TYPE_CHECKING:
+    from ctxkit.snapshots.store import SnapshotReport
 
 
 @cli.command()
@@ -86,7 +89,6 @@ def snapshot(
     """Compare payload + budget of each fixture with its stored snapshot."""
     from dataclasses import replace
 
-    from ctxkit.output import colour_diff, printable, use_colour
     from ctxkit.snapshots.store import check
 
     shared = build_options(kw)  # --leaf, --tokenizer, --now, --templates: the same for every snapshot
@@ -107,6 +109,15 @@ def snapshot(
     )
     for text in report.warnings:
         warn(text)
+    _show(report)
+    if report.exit_status != ExitStatus.OK:
+        raise SystemExit(report.exit_status)
+
+
+def _show(report: SnapshotReport) -> None:
+    """Each snapshot that did not pass, with its diff (coloured on a terminal), then the summary."""
+    from ctxkit.output import colour_diff, printable, use_colour
+
     colour = use_colour(sys.stdout)
     for outcome in report.outcomes:
         if outcome.status == "passed":
@@ -115,5 +126,3 @@ def snapshot(
         if outcome.diff:
             echo(colour_diff(printable(outcome.diff), colour))
     click.echo(report.summary())
-    if report.exit_status != ExitStatus.OK:
-        raise SystemExit(report.exit_status)
