@@ -1,4 +1,6 @@
-"""Names: every public class in ctxkit has one name that says what it is.
+"""Shape (STYLE.md): one name per class, modules under 400 lines, reports rendered outside the CLI.
+
+Every public class in ctxkit has one name that says what it is.
 
 Two modules defining the same public class name (`View` in three places, `Part` in two,
 issue 22 item 6) make a reader, a search and an import guess which one is meant; so does
@@ -19,6 +21,7 @@ import datetime
 import decimal
 import enum
 import pathlib
+import re
 import typing
 from pathlib import Path
 
@@ -80,3 +83,17 @@ def test_modules_stay_under_the_line_limit():
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES
     }
     assert over == {}
+
+
+def test_the_command_line_draws_no_report():
+    """Reports are rendered in ctxkit/reports (text and tables as plain values and strings); a
+    command parses, calls and echoes. `compress`'s and `models`' reports once lived in their
+    commands (issue 22 item 6): no CLI module lays out columns or imports the table library."""
+    layout = re.compile(r"\btabulate\b|\.ljust\(|\.rjust\(|\{[^{}]*:[<>^]\d*\}|\{[^{}]*:[<>^]\{")
+    found = {
+        path.name: [m.group(0) for m in layout.finditer(path.read_text(encoding="utf-8"))]
+        for path in sorted((PACKAGE / "cli").glob("*.py"))
+    }
+    assert {name: hits for name, hits in found.items() if hits} == {}
+    assert layout.search('f"  {label:<18} {value:>8}"') and layout.search("cell.ljust(w)")
+    assert layout.search("from tabulate import tabulate") and not layout.search('f"{n:,}"')
