@@ -106,15 +106,8 @@ def trigger(eff: Effective, meter: Meter, history: int) -> Trigger:
 
 
 def plan(eff: Effective) -> CompressionPlan:
+    """R-CMP-1..5 for the branch to the leaf: the trigger, the split, the request, the new node's place."""
     meter = Meter(eff.tokenizer, supports_images=eff.supports_images, templates=eff.templates)
-    warnings: list[str] = []
-    if eff.now is None:
-        warnings.append(
-            "no `now` in the fixture: the reserved tokens come from a system "
-            "prompt dated by the real clock, so this output is not reproducible "
-            "(R-SYS-2)"
-        )
-    warnings += text_warnings(eff.templates, eff.fixture.prompts)  # docs/rules.md#templates
     branch = tree.select(eff.fixture, eff.leaf)
     after = branch.after_cutoff
     costs = [message_tokens(m, meter) for m in after]
@@ -126,13 +119,7 @@ def plan(eff: Effective) -> CompressionPlan:
 
     considered = [(m, c) for m, c in zip(after, costs, strict=True) if m.text.strip()]
     budget = floor_ratio(history, eff.settings.recent_messages_ratio) if due else 0
-    if due:
-        cut, note = split(considered, budget)
-    elif available <= 0:
-        cut, note = 0, no_room(eff.max_input_tokens, reserved)
-    else:
-        within = f"{plural(history, 'history token')} {'is' if history == 1 else 'are'} within"
-        cut, note = 0, f"not due: {within} the threshold of {threshold} (R-CMP-1)"
+    cut, note = split(considered, budget) if due else (0, _not_due(eff, decided, history))
     summarized = tuple(m for m, _ in considered[:cut])
     kept = tuple(m for m, _ in considered[cut:])
     last_user = next((m for m in reversed(branch.path) if m.role is Role.USER), None)
@@ -140,10 +127,6 @@ def plan(eff: Effective) -> CompressionPlan:
     if summarized and last_user is not None:
         parent, through = last_user.id, summarized[-1].id
         request = build_request(eff.templates, summarized, kept, summary)
-    marks = {m.id: Mark.SUMMARIZED for m in summarized} | {m.id: Mark.KEPT for m in kept}
-    rows = tuple(SplitRow(m, Mark.ALREADY, None) for m in branch.summarized) + tuple(
-        SplitRow(m, marks.get(m.id, Mark.SKIPPED), c) for m, c in zip(after, costs, strict=True)
-    )
     return CompressionPlan(
         eff=eff,
         branch=branch,
@@ -154,14 +137,48 @@ def plan(eff: Effective) -> CompressionPlan:
         available_tokens=available,
         threshold=threshold,
         tokens_for_recent=budget,
-        rows=rows,
+        rows=_rows(branch.summarized, after, costs, summarized, kept),
         summarized=summarized,
         kept=kept,
         summary_parent=parent,
         summarizes_through=through,
         request=request,
         note=note,
-        warnings=tuple(warnings),
+        warnings=_warnings(eff),
+    )
+
+
+def _warnings(eff: Effective) -> tuple[str, ...]:
+    """A clock-dated system prompt makes the reserved tokens unreproducible (R-SYS-2); the
+    templates' own warnings (docs/rules.md#templates)."""
+    clock = (
+        "no `now` in the fixture: the reserved tokens come from a system "
+        "prompt dated by the real clock, so this output is not reproducible "
+        "(R-SYS-2)"
+    )
+    return (*([clock] if eff.now is None else []), *text_warnings(eff.templates, eff.fixture.prompts))
+
+
+def _not_due(eff: Effective, decided: Trigger, history: int) -> str:
+    """Why nothing is summarized when no summary is due: no room at all, or within the threshold."""
+    if decided.available <= 0:
+        return no_room(eff.max_input_tokens, decided.reserved)
+    within = f"{plural(history, 'history token')} {'is' if history == 1 else 'are'} within"
+    return f"not due: {within} the threshold of {decided.threshold} (R-CMP-1)"
+
+
+def _rows(
+    removed: tuple[StoredMessage, ...],
+    after: tuple[StoredMessage, ...],
+    costs: list[int],
+    summarized: tuple[StoredMessage, ...],
+    kept: tuple[StoredMessage, ...],
+) -> tuple[SplitRow, ...]:
+    """Every branch message marked: removed by the summary that applies, then those after its
+    cutoff as summarized, kept or skipped (no text), with their history tokens."""
+    marks = {m.id: Mark.SUMMARIZED for m in summarized} | {m.id: Mark.KEPT for m in kept}
+    return tuple(SplitRow(m, Mark.ALREADY, None) for m in removed) + tuple(
+        SplitRow(m, marks.get(m.id, Mark.SKIPPED), c) for m, c in zip(after, costs, strict=True)
     )
 
 
