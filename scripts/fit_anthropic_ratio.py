@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ctxkit import providers
 from ctxkit.counting import wire
 from ctxkit.counting.reported import reported_usage
 from ctxkit.translate import items
@@ -80,12 +81,13 @@ def main() -> None:
     args = parser.parse_args()
     fitted = fit(args.data)
     text = json.dumps(fitted, indent=2) + "\n"
+    target = wire.RATIO_FOLDER / str(providers.spec("anthropic").text_ratio)  # the spec names the file
     if args.check:
-        same = wire.RATIO_FILE.read_text(encoding="utf-8") == text
+        same = target.read_text(encoding="utf-8") == text
         print("up to date" if same else "differs from a fresh fit")
         sys.exit(0 if same else 1)
-    wire.RATIO_FILE.write_text(text, encoding="utf-8")
-    print(f"ratio {fitted['ratio']} over {fitted['calls']} calls -> {wire.RATIO_FILE.relative_to(REPO)}")
+    target.write_text(text, encoding="utf-8")
+    print(f"ratio {fitted['ratio']} over {fitted['calls']} calls -> {target.relative_to(REPO)}")
 
 
 if __name__ == "__main__":
