@@ -55,7 +55,7 @@ def texts(result: Result) -> list[tuple[str, str]]:
 
 
 def readable(key: str) -> str:
-    """`m:2:u1#file0` → `u1#file0` (message keys are length-prefixed, see working.message_key)."""
+    """`m:2:u1#file0` → `u1#file0` (message keys are length-prefixed, see working.MessageKey)."""
     m = re.match(r"m:(\d+):", key)
     return key[m.end() :] if m else key
 

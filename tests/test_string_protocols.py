@@ -9,17 +9,25 @@ run on the lines this issue removed, which it must find.
 from __future__ import annotations
 
 import ast
+import copy
 import enum
+import pickle
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from ctxkit.history.working import MessageKey, Origin
 from ctxkit.loading.cache_rules import Mode
 from ctxkit.replay.cache import Limit
 from ctxkit.replay.causes import Cause
 from ctxkit.replay.verdicts import Verdict
+
+from .conftest import GALLERY
+from .helpers import assembled_or_skip
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ctxkit"
 # Replay's closed lists. (A working message's Kind and Origin share their values with wire roles
@@ -29,11 +37,10 @@ CLOSED_LISTS: tuple[type[enum.StrEnum], ...] = (Cause, Limit, Mode, Verdict)
 # literal is the protocol.
 TYPED_NAMES = {"cause", "limit", "mode", "verdict", "fate", "origin", "segment"}
 RULE_ID = re.compile(r"R-[A-Z]+-\d+")
-# (module, function) that may take a key apart: the parser beside its builder.
-PARSERS = {
-    ("ctxkit/history/working.py", "parse_message_key"),
-    ("ctxkit/assembly/fates.py", "get"),  # until message keys are typed (issue 22 item 3, second step)
-}
+# The key formats of the decision record, each written by its builder in history/working.py only:
+# `MessageKey` (m:N:id), `image_key` (#img), `project_file_key` (project:).
+KEY_FORMATS = re.compile(r"^m:|#img|project:")
+KEYS_HOME = "ctxkit/history/working.py"
 
 Modules = Iterable[tuple[str, ast.Module]]
 
@@ -89,12 +96,14 @@ def _literal(node: ast.expr) -> bool:
 
 
 def compared(modules: Modules) -> list[str]:
-    """`brk.cause == "append"`, `rules.mode in ("explicit", "breakpoints")`, `c["cause"] not in {...}`."""
+    """`brk.cause == "append"`, `rules.mode in ("explicit", "breakpoints")`, `c["cause"] not in {...}`,
+    `r.key == "image_drop_notice"` (a key: the message's origin or a row's field says what it is)."""
     found = []
     for name, node in _walk(modules):
         if isinstance(node, ast.Compare):
             operands = [node.left, *node.comparators]
-            if any(_name(o) in TYPED_NAMES for o in operands) and any(_literal(o) for o in operands):
+            typed = any(_name(o) in TYPED_NAMES or isinstance(o, ast.Attribute) and o.attr == "key" for o in operands)
+            if typed and any(_literal(o) for o in operands):
                 found.append(_where(name, node))
     return found
 
@@ -113,26 +122,16 @@ def restated(modules: Modules) -> list[str]:
 def taken_apart(modules: Modules) -> list[str]:
     """`.startswith`, `.split`, `.rsplit`, `.partition` or a slice on a key (`key`, `x.key`)."""
     found = []
-    for name, tree in modules:
-        for node in _outside_parsers(name, tree):
-            target = None
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in ("startswith", "endswith", "split", "rsplit", "partition", "rpartition"):
-                    target = node.func.value
-            elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
-                target = node.value
-            if target is not None and _name(target) == "key":
-                found.append(_where(name, node))
+    for name, node in _walk(modules):
+        target = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("startswith", "endswith", "split", "rsplit", "partition", "rpartition"):
+                target = node.func.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            target = node.value
+        if target is not None and _name(target) == "key":
+            found.append(_where(name, node))
     return found
-
-
-def _outside_parsers(name: str, tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node of the module but those inside a function of `PARSERS`."""
-    for child in ast.iter_child_nodes(tree):
-        if isinstance(child, ast.FunctionDef) and (name, child.name) in PARSERS:
-            continue
-        yield child
-        yield from _outside_parsers(name, child)
 
 
 def by_rule(modules: Modules) -> list[str]:
@@ -150,13 +149,14 @@ def by_rule(modules: Modules) -> list[str]:
     return found
 
 
-def image_keys_built(modules: Modules) -> list[str]:
-    """An image row's key written out (`f"{w.key}#img{n}"`) anywhere but `working.image_key`."""
+def keys_written(modules: Modules) -> list[str]:
+    """A key format written out (`f"m:{len(i)}:{i}"`, `f"{w.key}#img{n}"`, `f"project:{f.id}"`) or
+    looked for (`key.startswith("m:")`) anywhere but beside its builder in history/working.py."""
     return [
         _where(name, node)
         for name, node in _walk(modules)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "#img" in node.value
-        if name != "ctxkit/history/working.py"
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and KEY_FORMATS.search(node.value)
+        if name != KEYS_HOME
     ]
 
 
@@ -167,6 +167,7 @@ REMOVED = {
         'lookback = r.lookback if r.mode == "explicit" else None',
         'if theirs is None or s_theirs.origin in (Origin.REMINDER, "image_drop_notice"): pass',
         'explicit = rules.mode == "explicit"',
+        'return found + [r for r in prepared if not r.key or r.key == "image_drop_notice"]',
     ],
     restated: [
         'HEALTHY = frozenset({"append", "first_call"})',
@@ -180,7 +181,12 @@ REMOVED = {
         'def get(self, key):\n    return key.startswith("m:")',
     ],
     by_rule: ['over = [w for w in warnings if "(R-ASM-9)" in w]'],
-    image_keys_built: ['key = f"{w.key}#img{n}"'],
+    keys_written: [
+        'key = f"{w.key}#img{n}"',
+        'return f"m:{len(message_id)}:{message_id}{part}"',
+        'row = Row(f.id, "file", key=f"project:{f.id}")',
+        'if found is None and key.startswith("m:"): pass',
+    ],
 }
 CHECKS: list[Callable[[Modules], list[str]]] = list(REMOVED)
 
@@ -196,3 +202,30 @@ def test_no_string_protocol_in_ctxkit(check: Callable[[Modules], list[str]]) -> 
 )
 def test_each_check_finds_the_protocol_it_replaced(check: Callable[[Modules], list[str]], line: str) -> None:
     assert check([("ctxkit/somewhere.py", ast.parse(line))])
+
+
+# --- the message key type ---------------------------------------------------------------------
+
+
+@given(st.text(max_size=12), st.sampled_from(["", "#file0", "#calls1", "#result2", ":f1"]), st.text(max_size=12))
+def test_a_message_key_gives_back_its_parts_and_no_id_forges_another(ident: str, part: str, other: str) -> None:
+    key = MessageKey(ident, part)
+    assert (key.message_id, key.part) == (ident, part)
+    assert key == f"m:{len(ident)}:{ident}{part}"  # the text reports and `diff` show
+    if other != ident:
+        assert MessageKey(other, part) != key and MessageKey(other + part) != key
+    assert key not in {str(o) for o in Origin}  # nor a generated message's key
+    for copied in (copy.copy(key), copy.deepcopy(key), pickle.loads(pickle.dumps(key))):
+        assert type(copied) is MessageKey and copied == key and copied.message_id == ident
+
+
+@pytest.mark.parametrize("path", GALLERY, ids=lambda p: p.stem)
+def test_stored_messages_and_only_they_have_message_keys(path: Path) -> None:
+    """`isinstance(key, MessageKey)` is how the record tells a stored message's key (its fate may
+    be looked up in the older history, `assembly.fates`) from a generated message's."""
+    a = assembled_or_skip(path).assembly
+    stored = {Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER, Origin.SUMMARY}
+    for w in [*a.messages, *a.dropped]:
+        assert isinstance(w.key, MessageKey) == (w.origin in stored), (w.key, w.origin)
+        if isinstance(w.key, MessageKey):
+            assert w.key.message_id == w.source_id

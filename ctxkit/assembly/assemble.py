@@ -216,8 +216,8 @@ def fixed_parts(eff: Effective, meter: Meter, record: Record) -> Fixed:
         wrapped = meter.text(sysp.wrap_reminder(reminder_text))
         reminder = Working("reminder", Kind.REMINDER, reminder_text, wrapped, origin=Origin.REMINDER)
     return Fixed(
-        system=_generated("system", Kind.SYSTEM, texts.system, meter, cacheable=True),
-        agent=_generated("custom_agent", Kind.USER, texts.agent, meter),
+        system=_generated(Origin.SYSTEM, Kind.SYSTEM, texts.system, meter, cacheable=True),
+        agent=_generated(Origin.CUSTOM_AGENT, Kind.USER, texts.agent, meter),
         reminder=reminder,
         project=project,
         reserved=reserved,
@@ -291,10 +291,11 @@ class _SameFate(dict[tuple[str, ...], Fated]):
         return found
 
 
-def _generated(key: str, kind: Kind, text: str | None, meter: Meter, cacheable: bool = False) -> Working | None:
+def _generated(origin: Origin, kind: Kind, text: str | None, meter: Meter, cacheable: bool = False) -> Working | None:
+    """A message the assembly makes; its key is what it was made from (`system`, `custom_agent`)."""
     if text is None:
         return None
-    return Working(key, kind, text, meter.text(text), cacheable=cacheable, origin=Origin(key))
+    return Working(str(origin), kind, text, meter.text(text), cacheable=cacheable, origin=origin)
 
 
 def _largest(parts: dict[str, Working | None], meter: Meter, project_tokens: int) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 
 from ctxkit.assembly.assemble import Assembly
 from ctxkit.assembly.fates import Fated
-from ctxkit.history.working import Fate, Origin, Row, Segment, Working, image_key, message_key
+from ctxkit.history.working import Fate, MessageKey, Origin, Row, Segment, Working, image_key, project_file_key
 from ctxkit.loading.domain import FileKind, StoredMessage
 
 # The rule behind each message the assembly generates, by what it was made from.
@@ -57,13 +57,13 @@ def rows(a: Assembly, translated: Mapping[str, Row]) -> Iterator[Row]:
         yield _left_out(a, m, SUMMARIZED)
         for fid in m.files:
             fated = SUMMARIZED_FILE_FORGOTTEN if fid in forgotten else SUMMARIZED
-            yield _fated_row(fid, "file", 0, fated, key=message_key(m.id, f":{fid}"))
+            yield _fated_row(fid, "file", 0, fated, key=MessageKey(m.id, f":{fid}"))
     for w in a.converted.history:
         yield from _history_row(a, w, forgotten, translated)
     produced = {w.source_id for w in a.converted.history}
     for m in a.branch.live:
         if m.id not in produced and m is not a.branch.last_user:
-            yield _fated_row(m.id, str(m.role), 0, EMPTY_OMITTED, key=message_key(m.id))
+            yield _fated_row(m.id, str(m.role), 0, EMPTY_OMITTED, key=MessageKey(m.id))
     for w in a.segments[Segment.CUSTOM_AGENT]:
         yield _generated(a, w, Segment.CUSTOM_AGENT)
     if a.project.documents:
@@ -73,7 +73,7 @@ def rows(a: Assembly, translated: Mapping[str, Row]) -> Iterator[Row]:
             continue  # listed with the last user message, where it travels
         tokens = f.tokens if f.tokens is not None else 0
         shown = segment if fate is not Fate.SEARCH_FILTER else None
-        yield Row(f.id, "file", shown, tokens, fate, rule, ("project file",), key=f"project:{f.id}")
+        yield Row(f.id, "file", shown, tokens, fate, rule, ("project file",), key=project_file_key(f.id))
     if a.project.read_file_list:
         yield _generated(a, a.project.read_file_list, Segment.PROJECT_FILES)
     for w in a.segments[Segment.FORGOTTEN_FILES]:
@@ -103,7 +103,7 @@ def _row(a: Assembly, w: Working, ident: str | None, kind: str) -> Row:
 def _left_out(a: Assembly, m: StoredMessage, fated: Fated) -> Row:
     """The row of a stored message that is not in the payload (no segment)."""
     tokens = m.tokens if m.tokens is not None else a.meter.text(m.text)
-    return _fated_row(m.id, str(m.role), tokens, fated, key=message_key(m.id), text=m.text)
+    return _fated_row(m.id, str(m.role), tokens, fated, key=MessageKey(m.id), text=m.text)
 
 
 def _history_row(a: Assembly, w: Working, forgotten: set[str], translated: Mapping[str, Row]) -> Iterator[Row]:

@@ -22,7 +22,7 @@ from operator import attrgetter
 from typing import Any
 
 from ctxkit.history import convert as conv
-from ctxkit.history.working import Fate, Segment, Working, parse_message_key
+from ctxkit.history.working import Fate, MessageKey, Segment, Working
 
 _KEY, _NOTES = attrgetter("key"), attrgetter("notes")
 
@@ -77,10 +77,9 @@ class Older:
         fate_all(found, truncated, Fate.TRUNCATED, "R-ASM-4")
         return found
 
-    def find(self, key: str) -> Fated | None:
+    def find(self, key: MessageKey) -> Fated | None:
         """The fate of one left-out working message: its stored message alone is converted."""
-        ident = parse_message_key(key)
-        unit = self._converted.unit_of(ident) if ident is not None else None
+        unit = self._converted.unit_of(key.message_id)
         if unit is None or unit >= self._end:
             return None
         for w in self._converted.unit(unit):
@@ -113,7 +112,7 @@ class Fates(Mapping[str, Fated]):
 
     def get(self, key: str, default: Any = None) -> Any:  # without raising: replay asks per message
         found = self._own.get(key)
-        if found is None and key.startswith("m:"):  # generated messages have no fate
+        if found is None and isinstance(key, MessageKey):  # generated messages have no fate
             found = self._older.find(key)
         return default if found is None else found
 

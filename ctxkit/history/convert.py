@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from ctxkit.errors import InputError, Problem
 from ctxkit.history.tree import Branch
-from ctxkit.history.working import Call, Image, Kind, Origin, Working, message_key
+from ctxkit.history.working import Call, Image, Kind, MessageKey, Origin, Working
 from ctxkit.loading.domain import FileKind, FileRecord, Fixture, InFlightMessage, Role, StoredMessage
 from ctxkit.loading.templates import Templates
 
@@ -40,7 +40,7 @@ class Converted:
         self._head: tuple[Working, ...] = ()
         if s is not None:
             self._head = (
-                Working(message_key(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin=Origin.SUMMARY),
+                Working(MessageKey(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin=Origin.SUMMARY),
             )
         self.stored = branch.live[:-1] if branch.last_user is not None else branch.live  # before the last user
         self.last_user: Working | None = None
@@ -183,7 +183,7 @@ def _user(m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, temp
     images: list[Image] = []
     for k, fid in enumerate(m.files):
         f = files[fid]
-        key = message_key(m.id, f"#file{k}")
+        key = MessageKey(m.id, f"#file{k}")
         if f.kind is FileKind.IMAGE:
             require_image_cost(fixture, f)
             images.append(Image(f.id, f.data, f.tokens))
@@ -205,14 +205,14 @@ def _user(m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, temp
                 origin=Origin.FILE,
                 count_text=f.text,
             )
-    yield Working(message_key(m.id), Kind.USER, m.text, m.tokens, source_id=m.id, images=tuple(images))
+    yield Working(MessageKey(m.id), Kind.USER, m.text, m.tokens, source_id=m.id, images=tuple(images))
 
 
 def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iterator[Working]:
     """R-CONV-2/3: one assistant message per call turn, its results, then the answer."""
     if not m.tool_calls:
         if m.text:
-            yield Working(message_key(m.id), Kind.ASSISTANT, m.text, m.tokens, source_id=m.id)
+            yield Working(MessageKey(m.id), Kind.ASSISTANT, m.text, m.tokens, source_id=m.id)
         return
     placeholder = templates.raw("tool_result_placeholder")
     placeholder_tokens = fixture.settings.tool_result_placeholder_tokens
@@ -220,7 +220,7 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
         group = [(j, c) for j, c in enumerate(m.tool_calls) if c.turn == turn]
         calls = tuple(Call(c.id, c.name, c.args, c.tokens, c.args_text) for _, c in group)
         yield Working(
-            message_key(m.id, f"#calls{turn}"),
+            MessageKey(m.id, f"#calls{turn}"),
             Kind.ASSISTANT,
             "",
             0,
@@ -229,7 +229,7 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
             origin=Origin.TOOL_CALLS,
         )
         for j, c in group:
-            key = message_key(m.id, f"#result{j}")
+            key = MessageKey(m.id, f"#result{j}")
             if c.name == IMAGE_GENERATION_TOOL and c.generated_images:
                 replay = json.dumps(
                     [{"file_id": g.file_id, "revised_prompt": g.revised_prompt} for g in c.generated_images],
@@ -244,7 +244,7 @@ def _assistant(m: StoredMessage, fixture: Fixture, templates: Templates) -> Iter
                 yield _result(key, m.id, c.id, placeholder, placeholder_tokens, PLACEHOLDER_NOTE, placeholder=True)
     if m.text:
         origin = Origin.ANSWER if m.tool_calls else Origin.MESSAGE
-        yield Working(message_key(m.id), Kind.ASSISTANT, m.text, m.tokens, source_id=m.id, origin=origin)
+        yield Working(MessageKey(m.id), Kind.ASSISTANT, m.text, m.tokens, source_id=m.id, origin=origin)
 
 
 def _result(

@@ -66,22 +66,38 @@ class Origin(enum.StrEnum):
     SYSTEM = "system"
 
 
-def message_key(message_id: str, part: str = "") -> str:
-    """The key of a working message made from a stored message (or one of its parts).
+class MessageKey(str):
+    """The key of a working message made from a stored message, or from one of its parts
+    (`part`: `#file0`, `#calls1`, `#result0`, `:fileid` for a summarized message's file).
 
-    Length-prefixed, so no stored id can forge another message's key or a
-    generated message's key ("system", "reminder", ...)."""
-    return f"m:{len(message_id)}:{message_id}{part}"
+    Its text, `m:{len(id)}:{id}{part}`, is the key's identity in the record and in `diff`; it is
+    length-prefixed, so no stored id can forge another message's key or a generated message's
+    ("system", "reminder", ...). Whoever needs the stored message asks `message_id`; whether a key
+    is a stored message's is `isinstance(key, MessageKey)`."""
+
+    __slots__ = ()
+
+    def __new__(cls, message_id: str, part: str = "") -> MessageKey:
+        return super().__new__(cls, f"m:{len(message_id)}:{message_id}{part}")
+
+    def __reduce__(self) -> tuple[type[MessageKey], tuple[str, str]]:  # copy and pickle: from its parts
+        return MessageKey, (self.message_id, self.part)
+
+    @property
+    def message_id(self) -> str:
+        """The stored message's id."""
+        size, _, rest = self[2:].partition(":")
+        return rest[: int(size)]
+
+    @property
+    def part(self) -> str:
+        size, _, rest = self[2:].partition(":")
+        return rest[int(size) :]
 
 
-def parse_message_key(key: str) -> str | None:
-    """The stored message id inside a `message_key`; None for any other key."""
-    if not key.startswith("m:"):
-        return None
-    size, sep, rest = key[2:].partition(":")
-    if not sep or not size.isdigit() or int(size) > len(rest):
-        return None
-    return rest[: int(size)]
+def project_file_key(file_id: str) -> str:
+    """The decision-record key of a project file (the `project` row, R-PROJ)."""
+    return f"project:{file_id}"
 
 
 def image_key(key: str, n: int) -> str:

@@ -23,7 +23,7 @@ def rows(result: Result) -> list[Row]:
     prepared = result.payload.prepared.rows
     with collector.paused():
         found = list(decisions.rows(result.assembly, {r.key: r for r in prepared if r.key}))
-    return found + [r for r in prepared if not r.key or r.key == "image_drop_notice"]
+    return found + [r for r in prepared if r.attached_to is None]  # the rows about no image: fix-ups, the notice
 
 
 def table(rows: list[Row]) -> str:
