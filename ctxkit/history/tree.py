@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from ctxkit.loading.domain import Fixture, Role, StoredMessage
 
+_SUMMARY = Role.SUMMARY  # a module name: an enum class attribute costs more than a loop step (3.11)
+
 
 @dataclass(frozen=True, slots=True)
 class Branch:
@@ -35,14 +37,19 @@ def default_leaf(fixture: Fixture) -> str | None:
 
 
 def default_path(fixture: Fixture) -> tuple[StoredMessage, ...]:
-    """R-TREE-2's walk itself: the messages from the root to the default leaf."""
-    children = {m.parent: m for m in fixture.messages if m.role is not Role.SUMMARY}  # later in file order wins
+    """R-TREE-2's walk itself: the messages from the root to the default leaf.
+
+    Linear in the stored messages (100,000 in the scale benchmark).
+    """
+    children = {m.parent: m for m in fixture.messages if m.role is not _SUMMARY}  # later in file order wins
     child = children.get
     node = child(None)
     path: list[StoredMessage] = []
-    limit = len(children)  # ids are unique and parents acyclic (R-FIX-1): a longer walk would be a cycle
-    while node is not None and len(path) < limit:
-        path.append(node)
+    append = path.append
+    for _ in range(len(children)):  # ids are unique and parents acyclic (R-FIX-1): a longer walk would be a cycle
+        if node is None:
+            break
+        append(node)
         node = child(node.id)
     return tuple(path)
 
@@ -114,7 +121,7 @@ def select(fixture: Fixture, leaf: str | None, *, paths: Paths | None = None) ->
         path, on_branch, candidates = paths.select(fixture, leaf if leaf is not None else default_leaf(fixture))
     else:
         path = default_path(fixture) if leaf is None else path_to(fixture, leaf)
-        candidates = [m for m in fixture.messages if m.role is Role.SUMMARY]
+        candidates = [m for m in fixture.messages if m.role is _SUMMARY]
         on_branch = {m.id: i for i, m in enumerate(path)} if candidates else {}  # only summaries ask
     summary = None
     for m in candidates:
