@@ -23,8 +23,6 @@ declined (None) and tiktoken, whose merging is fast at any length, counts it.
 
 from __future__ import annotations
 
-import re
-
 # Blocks whose pre-tokenizer classes (letter, number, mark, space) the `regex` module
 # and tiktoken's Rust regex are checked to agree on, code point by code point
 # (tests/test_tokens.py): old, stable blocks. A text with any other character is left
@@ -42,7 +40,9 @@ _MEMO_SIZE = 200_000  # pieces remembered per encoding (a few MB at most)
 _MEMO_PIECE = 64  # longer pieces (long runs of spaces or digits) rarely recur
 MAX_PIECE = 256  # bytes: ~20 ms of merging; longer pieces go to tiktoken
 MERGE_WORK = 1 << 19  # squared bytes merged per text (~0.15 s): past it, tiktoken counts the text
-_UNVERIFIED = re.compile("[^" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in VERIFIED) + "]")
+# A character outside VERIFIED. Compiled by `regex` (imported for the pattern anyway): the
+# standard `re` builds a bitmap of the whole plane for it, ~4 ms of every start.
+_UNVERIFIED = "[^" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in VERIFIED) + "]"
 
 
 class PlainBPE:
@@ -51,12 +51,13 @@ class PlainBPE:
 
         self.ranks = ranks
         self._split = regex.compile(pattern).findall
+        self._unverified = regex.compile(_UNVERIFIED).search
         self._counts: dict[str, int] = {}  # piece -> its token count: words recur, merging is the slow part
 
     def count(self, text: str) -> int | None:
         """The exact count, or None for a text left to tiktoken: a character outside the
         verified blocks, a piece over MAX_PIECE bytes, or more than MERGE_WORK of merging."""
-        if not text.isascii() and _UNVERIFIED.search(text):
+        if not text.isascii() and self._unverified(text):
             return None
         ranks, counts = self.ranks, self._counts
         total, work = 0, MERGE_WORK
