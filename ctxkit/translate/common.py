@@ -213,24 +213,28 @@ def prepare(a: TranslationInput) -> Prepared:
     t = a.templates
     placed = a.placed()
     messages = [w for _, w in placed]
-    allowed = _allowed_images(messages, image_cap(a))
+    allowed: set[tuple[str, int]] | None = None  # found when the first image needs it
     out = Prepared([], 0, 0)
     dropped = 0
     prompt_cache = a.settings.prompt_cache
-    memo = a.memo
-    if memo is not None:
-        memo.begin(a.provider, a.model, a.meter.tokenizer)
+    entries: list[MemoEntry | None] | None = None
+    if a.memo is not None:  # a message without images: its parts depend on nothing else in the window
+        a.memo.begin(a.provider, a.model, a.meter.tokenizer)
+        entries = a.memo.entries(messages)
+    wires = out.messages
     for index, (seg, w) in enumerate(placed):
-        if memo is not None and not w.images:  # its parts depend on nothing else in the window
-            entry = memo.entry(w)
+        entry = entries[index] if entries is not None else None
+        if entry is not None:
             if entry.parts is None:
                 entry.parts = _text_parts(w)
             cacheable = w.cacheable and prompt_cache
             role = _ROLES[w.kind]
-            out.messages.append(
+            wires.append(
                 WireMessage(role, entry.parts, w.key, w.tool_calls, w.tool_call_id, cacheable, index, False, entry)
             )
             continue
+        if w.images and allowed is None:
+            allowed = _allowed_images(messages, image_cap(a))
         parts = _text_parts(w)
         shown = 0  # images that stay in the payload as an image, a label or a marker
         for n, img in enumerate(w.images):
@@ -239,7 +243,7 @@ def prepare(a: TranslationInput) -> Prepared:
             if not a.supports_images:
                 parts.append(Part(t.fill("image.non_vision_marker", id=img.file_id)))
                 out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_MARKER, "R-TR-5"))
-            elif ident not in allowed and not _unreadable(img):
+            elif allowed is not None and ident not in allowed and not _unreadable(img):
                 dropped += 1
                 shown -= 1
                 out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_CAPPED, "R-TR-6"))

@@ -253,6 +253,9 @@ def _items(
         role, parts, origins = sent.role, sent.parts, sent.origins
         knew = sent.known if reuse else None
         framing = sent.frame if reuse else None
+        if framing is not None and knew is not None and len(knew) == 1 and knew[0] is not None:
+            out.append(_one(knew[0], framing, n, parts[0], origins[0], wire, role))  # the common case, quickly
+            continue
         if framing is None:  # on the message's first item
             if names is None:
                 names = _names(payload.provider, messages)
@@ -277,6 +280,13 @@ def _items(
 
 
 _RUNS = frozenset({"tool_use", "tool_result"})  # Anthropic blocks whose consecutive runs count once (R-RPL-5)
+
+
+def _one(known: tuple[str, int], framing: int, n: int, part: Any, origin: int, wire: Any, role: str) -> Item:
+    """The item of a one-item message whose key and tokens translation knew."""
+    mark, run = ("cache_control" in part, part.get("type")) if type(part) is dict else (False, None)
+    source = wire[origin].source if origin >= 0 else None
+    return Item(known[0], known[1] + framing, n, source, role, mark, run if run in _RUNS else None)
 
 
 def _preamble_body(payload: Payload, messages: Sequence[Sent]) -> dict[str, Any]:

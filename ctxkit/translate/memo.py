@@ -51,22 +51,22 @@ class TranslationMemo:
             self._current = {}
         self._previous, self._current = self._current, {}
 
-    def entry(self, w: Working) -> MemoEntry:
-        key = w.key
-        found = self._current.get(key)
-        if found is None:
-            found = self._previous.get(key)
-            if found is None or not _same(found.working, w):
+    def entries(self, messages: list[Working]) -> list[MemoEntry | None]:
+        """The entry of each message without images (None for the others), for one request."""
+        current, previous = self._current, self._previous
+        out: list[MemoEntry | None] = []
+        for w in messages:
+            if w.images:
+                out.append(None)
+                continue
+            key = w.key
+            found = current.get(key) or previous.get(key)
+            if found is None or (found.working is not w and found.working != w):
                 found = MemoEntry(w)
-            self._current[key] = found
-        elif not _same(found.working, w):
-            found = self._current[key] = MemoEntry(w)
-        return found
+            current[key] = found
+            out.append(found)
+        return out
 
     def held(self) -> int:
         """How many working messages the memo holds."""
         return len(self._current)
-
-
-def _same(kept: Working, w: Working) -> bool:
-    return kept is w or kept == w

@@ -99,12 +99,14 @@ class _Fragment:
     """A working message as one payload message: its dict, its item's (key, tokens) and framing;
     a tool result's framing by the name of its call (OpenAI reads the result under that name)."""
 
-    __slots__ = ("body", "frame", "known", "named")
+    __slots__ = ("frame", "known", "named", "parts", "role", "tool")
 
     def __init__(self, body: dict[str, Any], known: tuple[str, int], frame: int) -> None:
-        self.body = body
-        self.known: list[tuple[str, int] | None] = [known]  # as `Sent.known`: shared, never changed
+        self.role: str = body["role"]
+        self.parts = [body]  # as `Sent.parts` and `Sent.known`: shared by every request, never changed
+        self.known: list[tuple[str, int] | None] = [known]
         self.frame = frame
+        self.tool = self.role == "tool"
         self.named: dict[str, int] = {}
 
 
@@ -128,11 +130,13 @@ def sent_messages(
             d = make(m)
             known = items.known(d["role"], d, a.meter, rules)
             fragment = entry.fragment = _Fragment(d, known, items.frame(rules, d["role"], [d], a.meter, {}))
-        d, frame = fragment.body, fragment.frame
-        name = names.get(str(m.tool_call_id)) if d["role"] == "tool" else None  # as the body is read
-        if name is not None:
-            frame = fragment.named.get(name, -1)
-            if frame < 0:
-                frame = fragment.named[name] = items.frame(rules, "tool", [d], a.meter, {str(m.tool_call_id): name})
-        out.append(Sent(d["role"], [d], (n,), fragment.known, frame))
+        frame = fragment.frame
+        if fragment.tool:
+            call_id = str(m.tool_call_id)  # as the body is read
+            name = names.get(call_id)
+            if name is not None:
+                frame = fragment.named.get(name, -1)
+                if frame < 0:
+                    frame = fragment.named[name] = items.frame(rules, "tool", fragment.parts, a.meter, {call_id: name})
+        out.append(Sent(fragment.role, fragment.parts, (n,), fragment.known, frame))
     return tuple(out)
