@@ -115,3 +115,33 @@ def test_r_asm_4_truncation_by_bisection_on_a_generated_history(tmp_path: Path) 
     path = tmp_path / "h.json"
     path.write_text(json.dumps(bench_history(120)), encoding="utf-8")
     assert _truncations(path, Options(max_input_tokens=3_000)) > 500
+
+
+def test_cacheable_copies_equal_copying_one_by_one(tmp_path: Path) -> None:
+    """The state's copies (slices of the copies made with the window's messages) equal
+    `w.with_(cacheable=True)` for any list: the window's run, runs with gaps, other messages
+    before, between and after, and an order the window does not have."""
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(bench_history(80)), encoding="utf-8")
+    checked = 0
+
+    def check(index: int, call: Any, result: Any) -> None:
+        nonlocal checked
+        a = result.assembly
+        shared = a.converted.state
+        run = list(a.converted.history)
+        other = [w for w in a.messages if not w.key.startswith("m:")]
+        shapes = (
+            run,
+            run[3:],
+            run[::2],
+            other + run + other,
+            run[:5] + other + run[5:],
+            run[:1] + other[:1] + run[2:3],
+        )
+        for ws in (*shapes, run[::-1], []):
+            assert shared.cacheable(ws) == [w.with_(cacheable=True) for w in ws], index
+            checked += 1
+
+    driver.replay(load_fixture(str(path)), Options(max_input_tokens=3_000), on_call=check)
+    assert checked > 100

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
+from operator import is_
 
 from ctxkit.assembly.assemble import Truncation
 from ctxkit.assembly.assemble import truncate as truncate_afresh
@@ -52,6 +53,8 @@ class State:
         self.path: list[StoredMessage] = []  # the root path the window's arrays run over
         self.position: dict[str, int] = {}  # message id → its index on `path`
         self.works: list[Working] = []  # the working messages of `path`, in order
+        self.copies: list[Working] = []  # their cacheable copies, made with them
+        self.at: dict[str, int] = {}  # a working message's key → its index in `works`
         self.ends = array("q", [0])  # ends[k]: how many working messages path[:k] make
         self.sums = array("q", [0])  # sums[n]: the cost of works[:n] (computed as far as truncation asked)
 
@@ -109,13 +112,31 @@ class State:
         return Truncation(kept=kept, head=[], end=first)
 
     def cacheable(self, ws: list[Working]) -> list[Working]:
-        copies, out = self._copies, []
-        for w in ws:
-            found = copies.get(w.key)
-            if found is None or found[0] is not w:
-                found = copies[w.key] = (w, w.with_(cacheable=True))
-            out.append(found[1])
+        """Each message's copy, made once: a run of the window's messages (the kept history is
+        one, but for the summary before it and the last user message's files after it) is a slice
+        of the copies made with them."""
+        works, at, out, i = self.works, self.at, [], 0
+        while i < len(ws):
+            w = ws[i]
+            n = at.get(w.key, -1)
+            if n < 0 or works[n] is not w:
+                out.append(self._copy(w))
+                i += 1
+                continue
+            k = min(len(ws) - i, len(works) - n)
+            while ws[i + k - 1] is not works[n + k - 1]:  # the run ends where the window's messages do
+                k -= 1
+            if not all(map(is_, ws[i : i + k], works[n : n + k])):  # not one run after all
+                k = 1
+            out += self.copies[n : n + k]
+            i += k
         return out
+
+    def _copy(self, w: Working) -> Working:
+        found = self._copies.get(w.key)
+        if found is None or found[0] is not w:
+            found = self._copies[w.key] = (w, w.with_(cacheable=True))
+        return found[1]
 
     # --- shared work ----------------------------------------------------------------------
 
@@ -148,12 +169,18 @@ class State:
                 del self.position[m.id]
             del mine[common:]
             end = self.ends[common]
+            for w in self.works[end:]:
+                del self.at[w.key]
             del self.ends[common + 1 :]
             del self.works[end:]
+            del self.copies[end:]
             del self.sums[end + 1 :]
         for k in range(len(mine), upto):
             m = path[k]
-            self.works.extend(converted.of(m))
+            for w in converted.of(m):
+                self.at[w.key] = len(self.works)
+                self.works.append(w)
+                self.copies.append(self._copy(w))
             self.ends.append(len(self.works))
             self.position[m.id] = k
             mine.append(m)
