@@ -11,9 +11,10 @@ questions are asked is `Questions`; the summaries a call sees and compression in
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 
 from ctxkit.counting.measure import Counts
 from ctxkit.errors import RuleError
@@ -118,10 +119,11 @@ class Planner:
         options: Options | None = None,
         *,
         compress_as: int | None = None,
-        paths: tree.Paths | None = None,
+        select: Callable[[Fixture, str | None], tree.Branch] | None = None,
         counts: Counts | None = None,
     ) -> None:
-        """`paths`, `counts`: the branch lookups and token counts the replay's assembly shares."""
+        """`select`, `counts`: the branch lookup (`tree.select`) and token counts the replay's
+        assembly shares."""
         options = options or Options()
         self.fixture, self.options = fixture, options
         eff = resolve(fixture, options)
@@ -130,7 +132,7 @@ class Planner:
         self.questions = Questions(fixture, self.path)
         self.summaries = Summaries(fixture, self.path, compress_as, counts)
         self.clocks = Clocks(fixture, options.now or fixture.now)
-        self.paths = paths or tree.Paths()  # each call's branch extends the previous one's (R-RPL-9)
+        self.select = select or partial(tree.select, paths=tree.Paths())  # each path extends the last
         self._options = replace(options, leaf=None, now=None)  # every derived call's
 
     def count(self) -> int:
@@ -183,7 +185,7 @@ class Planner:
         """A fixture whose branch ends at `user`, with `loop` in flight and the summaries of its time."""
         messages = self.summaries.visible(user)
         seen = self.fixture if messages is self.fixture.messages else replace(self.fixture, messages=messages)
-        branch = tree.select(seen, user.id, paths=self.paths)
+        branch = self.select(seen, user.id)
         clock = self.clocks.at(loop, branch.live)  # R-RPL-3
         fixture = replace(
             self.fixture, messages=messages, leaf=user.id, in_flight=loop, turn=TurnOverrides(), now=clock

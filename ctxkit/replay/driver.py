@@ -90,7 +90,7 @@ def replay(
 def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | None, on_call: OnCall | None) -> Replay:
     eff = resolve(fixture, options)
     state = State()  # everything carried from one call to the next (R-RPL-9)
-    planner = Planner(fixture, options, compress_as=compress_as, paths=state.paths, counts=state.counts)
+    planner = Planner(fixture, options, compress_as=compress_as, select=state.select, counts=state.counts)
     rules = cache.rules(str(eff.provider), eff.model, fixture.settings.cache)
     prompt_cache = cache.Cache(rules)
     pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices, one_hour=rules.ttl == "1h")

@@ -5,7 +5,8 @@ branch, its working messages, truncation, cacheable copies). Output: the values 
 steps give, from work shared by the calls:
 
 * `counts`: each distinct text's token count, for every call's `Meter`;
-* `paths`: branch lookups (the planner's and assembly's), each call's path extending the last;
+* `paths`: branch lookups, each call's path extending the last; `select` gives the planner and
+  assembly of one call the same `Branch`;
 * each stored message's working messages and their cacheable copies, made once;
 * the window: the working messages along the current root path with running sums of their
   costs, extended as the conversation grows (cut back where an edit leaves the path), so that
@@ -42,6 +43,7 @@ class State:
     def __init__(self) -> None:
         self.counts = Counts()
         self.paths = tree.Paths()
+        self._selected: tuple[tuple[StoredMessage, ...], str | None, tree.Branch] | None = None
         self.items = ItemMemo()
         self.translation = TranslationMemo()
         self._basis: tuple[object, ...] | None = None
@@ -64,7 +66,17 @@ class State:
         return meter_for(eff, self.counts)
 
     def branch(self, eff: Effective) -> tree.Branch:
-        return tree.select(eff.fixture, eff.leaf, paths=self.paths)
+        return self.select(eff.fixture, eff.leaf)
+
+    def select(self, fixture: Fixture, leaf: str | None) -> tree.Branch:
+        """`tree.select(fixture, leaf)`; the last one is kept: the planner and assembly ask for the
+        same branch of each call (a branch depends on the stored messages and the leaf alone)."""
+        last = self._selected
+        if last is not None and last[0] is fixture.messages and last[1] == leaf:
+            return last[2]
+        branch = tree.select(fixture, leaf, paths=self.paths)
+        self._selected = (fixture.messages, leaf, branch)
+        return branch
 
     def converted(self, branch: tree.Branch, eff: Effective) -> convert.Converted:
         fixture, settings = eff.fixture, eff.fixture.settings
