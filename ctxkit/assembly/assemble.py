@@ -90,6 +90,10 @@ class Incremental(Protocol):
         """`conv.convert(branch, eff.fixture, eff.templates)`."""
         ...
 
+    def fixed_parts(self, eff: Effective, meter: Meter, record: Record) -> Fixed:
+        """`fixed_parts(eff, meter, record)`."""
+        ...
+
     def truncate(self, converted: conv.Converted, first: int, room: int, meter: Meter) -> Truncation:
         """`truncate(converted, first, room, meter)`."""
         ...
@@ -144,7 +148,7 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
     last_user = converted.last_user
     if last_user is None:
         raise RuleError(f"{eff.fixture.source}: no user message on the branch: nothing to answer (R-ASM-3)")
-    fixed = fixed_parts(eff, meter, record)
+    fixed = state.fixed_parts(eff, meter, record) if state else fixed_parts(eff, meter, record)
     if fixed.project.images:
         last_user = last_user.with_(images=last_user.images + fixed.project.images)
     available = available_tokens(eff.max_input_tokens, eff.settings.safety_margin)

@@ -25,16 +25,19 @@ from array import array
 from bisect import bisect_left, bisect_right
 from operator import is_
 
-from ctxkit.assembly.assemble import Truncation
+from ctxkit.assembly.assemble import Fixed, Truncation, fixed_parts, today
 from ctxkit.assembly.assemble import truncate as truncate_afresh
+from ctxkit.assembly.system import turn_state
 from ctxkit.counting.measure import Counts, Meter, meter_for
 from ctxkit.history import convert, tree
-from ctxkit.history.working import Working
+from ctxkit.history.working import Record, Working
 from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
 from ctxkit.loading.templates import Templates
 from ctxkit.translate.items import ItemMemo
 from ctxkit.translate.memo import TranslationMemo
+
+_FIXED_KEPT = 8  # fixed parts kept: a few turn states (R-TURN-2) of the current date
 
 
 class State:
@@ -47,6 +50,7 @@ class State:
         self.items = ItemMemo()
         self.translation = TranslationMemo()
         self._basis: tuple[object, ...] | None = None
+        self._fixed: list[tuple[tuple[object, ...], Fixed, tuple[str, ...]]] = []  # newest first
         self._done: dict[str, tuple[StoredMessage, tuple[Working, ...]]] = {}  # message id → its working messages
         self._copies: dict[str, tuple[Working, Working]] = {}  # key → (message, its cacheable copy)
         self._reset_window()
@@ -92,6 +96,39 @@ class State:
             self._basis, self._done, self._copies = basis, {}, {}
             self._reset_window()
         return _Converted(branch, fixture, eff.templates, self)
+
+    def fixed_parts(self, eff: Effective, meter: Meter, record: Record) -> Fixed:
+        """R-ASM-2's fixed parts, made again only when what they are made from changes: the date
+        the system prompt shows, the turn state (R-TURN-2) and the call's settings (the same for
+        most calls of a replay); the warnings they gave are given again."""
+        f = eff.fixture
+        basis = (
+            today(eff),
+            turn_state(f),
+            eff.provider,
+            eff.model,
+            eff.tokenizer,
+            eff.max_input_tokens,
+            eff.supports_images,
+            eff.tool_names,
+            eff.now is None,
+            eff.templates,
+            f.prompts,
+            f.settings,
+            f.user_info,
+            f.files,
+            f.project_files,
+            f.source,
+        )
+        found = next((entry for entry in self._fixed if entry[0] == basis), None)
+        if found is None:
+            made = Record()
+            found = (basis, fixed_parts(eff, meter, made), tuple(made.warnings))
+            del self._fixed[_FIXED_KEPT - 1 :]
+            self._fixed.insert(0, found)
+        for text in found[2]:
+            record.warn(text)
+        return found[1]
 
     def truncate(self, converted: convert.Converted, first: int, room: int, meter: Meter) -> Truncation:
         """R-ASM-4 as `assemble.truncate` walks it, from running sums: the longest run of newest
