@@ -19,7 +19,8 @@ def render(result: Result, *, raw: bool = False) -> str:
         f"{a.eff.model}, {plural(len(prepared.messages), 'message')}"
     ]
     for n, m in enumerate(prepared.messages):
-        working = a.messages[m.source] if m.source is not None else None  # linear: no search
+        source = prepared.source(n)
+        working = a.messages[source] if source is not None else None  # linear: no search
         tokens = a.meter.of(working) if working else a.meter.text(m.text)
         fated = fates.get(m.key)
         fate = f"{fated.fate} {fated.rule}" if fated else "generated"

@@ -9,8 +9,11 @@ prompt-cache split, and the record of what translation changed.
 from __future__ import annotations
 
 import base64
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from ctxkit import providers
@@ -41,10 +44,6 @@ class TranslationInput:
     meter: Meter
     memo: TranslationMemo | None = None  # a replay's: each working message translated once (R-RPL-9)
 
-    def placed(self) -> list[tuple[Segment, Working]]:
-        """Each message in final order with the segment it belongs to."""
-        return [(name, w) for name, ws in self.segments.items() for w in ws]
-
 
 @dataclass(frozen=True, slots=True)
 class Part:
@@ -71,7 +70,6 @@ class WireMessage:
     tool_calls: tuple[Call, ...] = ()
     tool_call_id: str | None = None
     cacheable: bool = False
-    source: int | None = None  # index in the assembled list; None: added by translation
     had_images: bool = False  # some image of the message is sent as an image, a label or a marker
     entry: MemoEntry | None = None  # the memo's entry for its working message (None: translate afresh)
 
@@ -122,7 +120,7 @@ class Translated:
     def emitted(
         cls, head: dict[str, Any], messages: tuple[Sent, ...], fill: Callable[[tuple[Sent, ...]], dict[str, Any]]
     ) -> Translated:
-        return cls(head, tuple(s.origins for s in messages), messages, fill)
+        return cls(head, tuple(map(attrgetter("origins"), messages)), messages, fill)
 
     def body(self) -> dict[str, Any]:
         if self.messages is None or self.fill is None:
@@ -148,6 +146,11 @@ class Prepared:
     warnings: list[str] = field(default_factory=list)
     image_b64: set[str] = field(default_factory=set)
     prefix: tuple[Meter, Sequence[Working]] | None = None  # what `cache_prefix_tokens` counts
+    placed: int = 0  # the first `placed` messages are the assembled list's, in its order
+
+    def source(self, index: int) -> int | None:
+        """The index in the assembled list of wire message `index`; None: added by translation."""
+        return index if 0 <= index < self.placed else None
 
     @property
     def cache_prefix_tokens(self) -> int:
@@ -210,72 +213,101 @@ def image_cap(a: TranslationInput) -> int | None:
 
 
 def prepare(a: TranslationInput) -> Prepared:
-    t = a.templates
-    placed = a.placed()
-    messages = [w for _, w in placed]
-    allowed: set[tuple[str, int]] | None = None  # found when the first image needs it
-    out = Prepared([], 0, 0)
-    dropped = 0
+    """The wire messages, one per assembled message in order (then the image cap's notice). With a
+    replay's memo, a message without images is made once (R-RPL-9) and a run of the last request's
+    messages takes its wire messages as one slice; the images, the cap and the prefix are decided
+    for every request."""
+    messages = list(chain.from_iterable(a.segments.values()))
     prompt_cache = a.settings.prompt_cache
-    entries: list[MemoEntry | None] | None = None
-    if a.memo is not None:  # a message without images: its parts depend on nothing else in the window
-        a.memo.begin(a.provider, a.model, a.meter.tokenizer)
-        entries = a.memo.entries(messages)
-    wires = out.messages
-    for index, (seg, w) in enumerate(placed):
-        entry = entries[index] if entries is not None else None
-        if entry is not None:
-            if entry.parts is None:
-                entry.parts = _text_parts(w)
-            cacheable = w.cacheable and prompt_cache
-            role = _ROLES[w.kind]
-            wires.append(
-                WireMessage(role, entry.parts, w.key, w.tool_calls, w.tool_call_id, cacheable, index, False, entry)
-            )
+    memo = a.memo
+    wires: list[WireMessage | None]
+    if memo is not None:
+        memo.begin((a.provider, a.model, a.meter.tokenizer, prompt_cache), messages)
+        wires = memo.carried(memo.wires)
+        todo: Sequence[int] = sorted({*memo.fresh, *memo.imaged})
+        imaged = memo.imaged
+    else:
+        wires, todo = [None] * len(messages), range(len(messages))
+        imaged = [p for p, w in enumerate(messages) if w.images]
+    out = Prepared([], 0, 0, placed=len(messages))
+    allowed: set[tuple[str, int]] | None = None  # found when the first image needs it
+    dropped = 0
+    ends, names = _segment_ends(a)
+    for index in todo:
+        w = messages[index]
+        if not w.images:
+            entry = memo.entry(w) if memo is not None else None
+            if entry is None or entry.wire is None:
+                wire = WireMessage(
+                    _ROLES[w.kind], _text_parts(w), w.key, w.tool_calls, w.tool_call_id, w.cacheable and prompt_cache
+                )
+                if entry is not None:
+                    wire.entry, entry.wire = entry, wire
+            wires[index] = wire if entry is None else entry.wire
             continue
-        if w.images and allowed is None:
-            allowed = _allowed_images(messages, image_cap(a))
+        if allowed is None:
+            allowed = _allowed_images([messages[p] for p in imaged], image_cap(a))
+        seg = names[bisect_right(ends, index)]
         parts = _text_parts(w)
         shown = 0  # images that stay in the payload as an image, a label or a marker
         for n, img in enumerate(w.images):
             ident = (w.key, n)
             shown += 1
             if not a.supports_images:
-                parts.append(Part(t.fill("image.non_vision_marker", id=img.file_id)))
+                parts.append(Part(a.templates.fill("image.non_vision_marker", id=img.file_id)))
                 out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_MARKER, "R-TR-5"))
-            elif allowed is not None and ident not in allowed and not _unreadable(img):
+            elif ident not in allowed and not _unreadable(img):
                 dropped += 1
                 shown -= 1
                 out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_CAPPED, "R-TR-6"))
             else:
                 parts.extend(_image_parts(a, ident, img, seg, out))
         role = _ROLES[w.kind]
-        out.messages.append(
-            WireMessage(
-                role, parts, w.key, w.tool_calls, w.tool_call_id, w.cacheable and prompt_cache, index, shown > 0
-            )
-        )
+        cacheable = w.cacheable and prompt_cache
+        wires[index] = WireMessage(role, parts, w.key, w.tool_calls, w.tool_call_id, cacheable, shown > 0)
+    out.messages = wires  # type: ignore[assignment]  # every place filled above
+    if memo is not None:
+        memo.keep(wires)
     if dropped:
-        notice = wrap_reminder(t.fill("image.drop_notice", count=dropped))
-        out.messages.append(WireMessage("user", [Part(notice)], "image_drop_notice"))
-        out.rows.append(
-            Row(
-                None,
-                "user",
-                Segment.REMINDER,
-                a.meter.text(notice),
-                Fate.GENERATED,
-                "R-TR-6",
-                (f"{dropped} image(s) dropped by the cap",),
-                key="image_drop_notice",
-            )
-        )
-    prefix = 0
-    while prefix < len(messages) and messages[prefix].cacheable and a.settings.prompt_cache:
-        prefix += 1
+        _drop_notice(a, out, dropped)
+    prefix = (memo.cacheable_prefix() if memo is not None else _cacheable_prefix(messages)) if prompt_cache else 0
     out.cache_prefix_messages = prefix
     out.prefix_tokens, out.prefix = None, (a.meter, messages[:prefix])
     return out
+
+
+def _segment_ends(a: TranslationInput) -> tuple[list[int], list[Segment]]:
+    """Each segment's end (the index past its last message) and name, in final order."""
+    ends, at = [], 0
+    for ws in a.segments.values():
+        at += len(ws)
+        ends.append(at)
+    return ends, list(a.segments)
+
+
+def _cacheable_prefix(messages: list[Working]) -> int:
+    prefix = 0
+    while prefix < len(messages) and messages[prefix].cacheable:
+        prefix += 1
+    return prefix
+
+
+def _drop_notice(a: TranslationInput, out: Prepared, dropped: int) -> None:
+    """R-TR-6: the notice that the cap dropped images, after the assembled messages."""
+    notice = wrap_reminder(a.templates.fill("image.drop_notice", count=dropped))
+    out.messages.append(WireMessage("user", [Part(notice)], "image_drop_notice"))
+    out.rows.append(
+        Row(
+            None,
+            "user",
+            Segment.REMINDER,
+            a.meter.text(notice),
+            Fate.GENERATED,
+            "R-TR-6",
+            (f"{dropped} image(s) dropped by the cap",),
+            key="image_drop_notice",
+        )
+    )
 
 
 _ROLES = {k: "user" if k in (Kind.USER, Kind.REMINDER) else str(k) for k in Kind}  # a message's wire role

@@ -49,6 +49,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from itertools import compress, count, islice
+from operator import is_not, itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxkit import providers
@@ -98,7 +100,8 @@ def compact(value: Any) -> str:
 
 def prompt_tokens(items: tuple[Item, ...] | list[Item], priming: int = REPLY_PRIMING_TOKENS) -> int:
     """A request's prompt tokens: its items plus the reply priming (R-RPL-4; `priming_tokens`)."""
-    return sum(i.tokens for i in items) + priming
+    total: int = sum(map(itemgetter(1), items))  # Item.tokens, summed in C
+    return total + priming
 
 
 def over_window_tokens(wire_tokens: int, max_input_tokens: int) -> int:
@@ -137,6 +140,31 @@ class ItemMemo:
 
     def __init__(self) -> None:
         self._known: dict[tuple[Any, ...], tuple[str, int]] = {}
+        # the last request's payload messages (as translation emitted them) and items
+        self._last: tuple[tuple[object, ...], Sequence[Sent], list[Item], int] | None = None
+
+    def carried(
+        self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, out: list[Item]
+    ) -> tuple[list[Item], list[int]] | None:
+        """The last request's items and the messages whose items must be made (R-RPL-9): a
+        payload message that is the last request's very object, at the same place and from the
+        same assembled message, has the same items. Only when the last request had one item per
+        message (OpenAI, Ollama) and the same preamble (`out`); None otherwise."""
+        last = self._last
+        if last is None or last[0] != (payload.provider, payload.model, meter.tokenizer):
+            return None
+        _, sents, items, placed = last
+        lead = len(out)
+        if len(items) != lead + len(sents) or items[:lead] != out:
+            return None
+        most = min(len(messages), len(sents), placed, payload.prepared.placed)
+        made = list(compress(count(), map(is_not, islice(messages, most), islice(sents, most))))
+        return items, made + list(range(most, len(messages)))
+
+    def keep(self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, out: list[Item]) -> None:
+        """This request's messages and items, for the next request's `carried`."""
+        context = (payload.provider, payload.model, meter.tokenizer)
+        self._last = (context, messages, out, payload.prepared.placed)
 
     def lookup(self, role: str, part: Any, meter: ItemMeter, rules: WireRules | None = None) -> tuple[str, int] | None:
         """(key, tokens of the texts) of an item the memo can hold, or None for any other item."""
@@ -246,10 +274,16 @@ def _items(
         tokens = preamble_tokens(rules, head, meter.text)
         out.append(Item(_preamble_key(payload.provider, head), tokens, None, None, None))
     images = Images(payload)
-    wire = payload.prepared.messages
+    wire = payload.prepared
     lookup = memo.lookup if memo is not None else None
     names: dict[str, str] | None = None
-    for n, sent in enumerate(messages):
+    plan = memo.carried(payload, messages, meter, out) if memo is not None and reuse else None
+    last, lead, at = (plan[0], len(out), 0) if plan is not None else (None, 0, 0)
+    for n in range(len(messages)) if plan is None else plan[1]:
+        if last is not None:  # the items of the messages between, as the last request made them
+            out += last[lead + at : lead + n]
+            at = n + 1
+        sent = messages[n]
         role, parts, origins = sent.role, sent.parts, sent.origins
         knew = sent.known if reuse else None
         framing = sent.frame if reuse else None
@@ -272,10 +306,14 @@ def _items(
             )
             mark = type(part) is dict and "cache_control" in part
             run = part.get("type") if type(part) is dict else None
-            source = wire[origin].source if origin >= 0 else None
+            source = wire.source(origin)
             out.append(
                 Item(key, tokens + framing if k == 0 else tokens, n, source, role, mark, run if run in _RUNS else None)
             )
+    if last is not None:
+        out += last[lead + at : lead + len(messages)]
+    if memo is not None and reuse:
+        memo.keep(payload, messages, meter, out)
     return tuple(out)
 
 
@@ -285,7 +323,7 @@ _RUNS = frozenset({"tool_use", "tool_result"})  # Anthropic blocks whose consecu
 def _one(known: tuple[str, int], framing: int, n: int, part: Any, origin: int, wire: Any, role: str) -> Item:
     """The item of a one-item message whose key and tokens translation knew."""
     mark, run = ("cache_control" in part, part.get("type")) if type(part) is dict else (False, None)
-    source = wire[origin].source if origin >= 0 else None
+    source = wire.source(origin)
     return Item(known[0], known[1] + framing, n, source, role, mark, run if run in _RUNS else None)
 
 

@@ -1,12 +1,18 @@
 """What translation made of each working message, kept for the next call of a replay (R-RPL-9).
 
 Input: the working messages of one request, one request after another. Output: an `MemoEntry` per
-working message: its wire parts (`common.prepare`) and what its provider's translator made of it
-(the payload dicts with their prompt items' keys and counts), reused as long as the same working
-message comes back. Only messages without images are kept (an image's parts depend on the
-window: the cap, R-TR-6); the rules that read the whole window (the image cap, cache marks,
-Anthropic's merges and tool ids, Gemini's call names, declared tools, a model's system-message
-rules) run on every request.
+working message: its wire message (`common.prepare`) and what its provider's translator made of
+it (the payload dicts with their prompt items' keys and counts), reused as long as the same
+working message comes back; and the last request's window, aligned by position, so that a
+request whose window shares a run of messages with the last one (the window slides at its old
+end and grows at its new end) takes that run's wire messages, and where the run did not move
+its payload messages, as slices of the last request's lists.
+
+Only messages without images are kept (an image's parts depend on the window: the cap,
+R-TR-6); the rules that read the whole window (the image cap, cache marks, Anthropic's merges
+and tool ids, Gemini's call names, a tool result's framing by its call's name, declared tools,
+a model's system-message rules) run on every request, over the positions they concern
+(`imaged`, `calls`, `results`).
 
 A replay's driver owns one `TranslationMemo` and hands it to every call; without one, every
 request is translated afresh (and gives the same payload and items).
@@ -14,59 +20,173 @@ request is translated afresh (and gives the same payload and items).
 
 from __future__ import annotations
 
-from typing import Any
+from bisect import bisect_left
+from collections.abc import Callable
+from itertools import compress, count, islice, repeat
+from operator import is_
+from typing import Any, TypeVar
 
 from ctxkit.history.working import Working
 
+T = TypeVar("T")
+
 
 class MemoEntry:
-    """One working message's translation. `parts`: its wire parts; `fragment`: its translator's."""
+    """One working message's translation. `wire`: its wire message; `fragment`: its translator's."""
 
-    __slots__ = ("fragment", "parts", "working")
+    __slots__ = ("fragment", "wire", "working")
 
     def __init__(self, working: Working) -> None:
         self.working = working
-        self.parts: list[Any] | None = None  # list[common.Part], never changed once made
+        self.wire: Any = None  # common.WireMessage, never changed once made
         self.fragment: Any = None
 
 
 class TranslationMemo:
-    """Entries by working-message key, for one provider, model and tokenizer at a time.
+    """Entries by working-message key, for one provider, model, tokenizer and cache setting at a
+    time, and the last request's window.
 
     An entry is reused only for the working message it was made from (the same object, or one
     equal to it in every field: a message rebuilt for each request, such as an in-flight one);
-    a key whose message changed gets a new entry. Entries not used by the last request are
-    forgotten, so the memo holds about one window."""
+    a key whose message changed gets a new entry. Entries whose message left the window are
+    forgotten, so the memo holds about one window.
+
+    Per request (`begin`): `runs`, the runs of this window's messages that are the last
+    request's very objects, as (position now, position then, length); `fresh`, the positions
+    in no run; `imaged`, `calls` and `results`, the positions of messages with images, tool
+    calls or a tool result (whose translation depends on the rest of the window). `carried(values)` takes a list
+    aligned with the last window to this one."""
 
     def __init__(self) -> None:
-        self._context: tuple[str, str, str] | None = None
-        self._current: dict[str, MemoEntry] = {}
-        self._previous: dict[str, MemoEntry] = {}
+        self._context: tuple[object, ...] | None = None
+        self._entries: dict[str, MemoEntry] = {}
+        self.window: list[Working] = []  # the last request's working messages, in order
+        self.wires: list[Any] = []  # their wire messages, aligned with `window`
+        self.sent: list[Any] = []  # a translator's payload message per wire message (OpenAI, Ollama)
+        self.names: dict[str, str] = {}  # the call names `sent` was framed with
+        self.imaged: list[int] = []
+        self.calls: list[int] = []
+        self.results: list[int] = []
+        self.runs: list[tuple[int, int, int]] = []
+        self.fresh: list[int] = []
+        self._cacheable: list[bool] = []
+        self._size = 0
 
-    def begin(self, provider: str, model: str, tokenizer: str) -> None:
-        """A new request: keep what the last one used (all of it, unless the context changed)."""
-        context = (provider, model, tokenizer)
+    def begin(self, context: tuple[object, ...], messages: list[Working]) -> None:
+        """A new request over `messages` (all of them, in final order)."""
         if context != self._context:
             self._context = context
-            self._current = {}
-        self._previous, self._current = self._current, {}
+            self._entries, self.window, self.wires, self.sent, self.names = {}, [], [], [], {}
+            self.imaged, self.calls, self.results, self._cacheable = [], [], [], []
+        old = self.window
+        self._size = len(messages)
+        self.runs = _runs(messages, old)
+        self.fresh = self.uncarried()
+        self.imaged = self._marked(self.imaged, messages, lambda w: bool(w.images))
+        self.calls = self._marked(self.calls, messages, lambda w: bool(w.tool_calls))
+        self.results = self._marked(self.results, messages, lambda w: w.tool_call_id is not None)
+        self._forget(messages, old)
+        self._cacheable = self.carried(self._cacheable)  # type: ignore[assignment]
+        for p in self.fresh:
+            self._cacheable[p] = messages[p].cacheable
+        self.window = messages
 
-    def entries(self, messages: list[Working]) -> list[MemoEntry | None]:
-        """The entry of each message without images (None for the others), for one request."""
-        current, previous = self._current, self._previous
-        out: list[MemoEntry | None] = []
-        for w in messages:
-            if w.images:
-                out.append(None)
-                continue
-            key = w.key
-            found = current.get(key) or previous.get(key)
-            if found is None or (found.working is not w and found.working != w):
-                found = MemoEntry(w)
-            current[key] = found
-            out.append(found)
+    def _marked(self, positions: list[int], messages: list[Working], test: Callable[[Working], bool]) -> list[int]:
+        """The positions in this window of the messages that pass `test`: the last window's
+        `positions` moved with their runs, and the fresh messages tested."""
+        out: list[int] = []
+        at = 0
+        for i, j, k in [*self.runs, (len(messages), 0, 0)]:
+            out += [p for p in range(at, i) if test(messages[p])]
+            out += [p + i - j for p in positions[bisect_left(positions, j) : bisect_left(positions, j + k)]]
+            at = i + k
         return out
+
+    def carried(self, values: list[T], *, moved: bool = True) -> list[T | None]:
+        """`values`, aligned with the last window, aligned with this one: each run's slice (with
+        `moved=False`, only a run that kept its position), None elsewhere."""
+        out: list[T | None] = []
+        at = 0
+        for i, j, k in self.runs:
+            out += [None] * (i - at)
+            out += values[j : j + k] if moved or i == j else [None] * k
+            at = i + k
+        out += [None] * (self._size - at)
+        return out
+
+    def uncarried(self, *, moved: bool = True) -> list[int]:
+        """The positions `carried` fills with None."""
+        out: list[int] = []
+        at = 0
+        for i, j, k in self.runs:
+            out += range(at, i if moved or i == j else i + k)
+            at = i + k
+        out += range(at, self._size)
+        return out
+
+    def entry(self, w: Working) -> MemoEntry:
+        """The entry of a message without images that is in no run (`fresh`)."""
+        found = self._entries.get(w.key)
+        if found is None or (found.working is not w and found.working != w):
+            found = self._entries[w.key] = MemoEntry(w)
+        return found
+
+    def keep(self, wires: list[Any]) -> None:
+        """The wire messages of this request's window, for the next one."""
+        self.wires = wires[: len(self.window)]
+
+    def cacheable_prefix(self) -> int:
+        """How many messages from the start are cacheable (R-TR-8's prefix, before the setting)."""
+        flags = self._cacheable
+        return flags.index(False) if False in flags else len(flags)
 
     def held(self) -> int:
         """How many working messages the memo holds."""
-        return len(self._current)
+        return len(self._entries)
+
+    def _forget(self, messages: list[Working], old: list[Working]) -> None:
+        """Drop the entries of the last window's messages that are in no run of this one and
+        whose key this window does not hold."""
+        kept = {messages[p].key for p in self.fresh}
+        at = 0
+        for start, end in [*sorted((j, j + k) for _, j, k in self.runs), (len(old), len(old))]:
+            for w in islice(old, at, start):
+                if w.key not in kept:
+                    self._entries.pop(w.key, None)
+            at = max(at, end)
+
+
+def _runs(new: list[Working], old: list[Working]) -> list[tuple[int, int, int]]:
+    """The runs of `new` that are runs of `old`, as (start in new, start in old, length), in
+    order of both. A run starts at the same object, searched for a little way past the last run
+    (the window slides at its old end and grows at its new end; a message not found there is
+    made afresh, which gives the same result), and extends while the messages are equal."""
+    runs: list[tuple[int, int, int]] = []
+    i, j, n, m = 0, 0, len(new), len(old)
+    while i < n:
+        found = next(compress(count(j), map(is_, repeat(new[i]), islice(old, j, j + _REACH))), -1)
+        if found < 0:
+            i += 1
+            continue
+        length = _common(new, i, old, found, min(n - i, m - found))
+        runs.append((i, found, length))
+        i, j = i + length, found + length
+    return runs
+
+
+_REACH = 128  # how far past the last run a run's first message is looked for
+
+
+def _common(new: list[Working], i: int, old: list[Working], j: int, most: int) -> int:
+    """How many messages from new[i] equal those from old[j] (at least 1, at most `most`):
+    list comparisons, by identity first."""
+    if new[i : i + most] == old[j : j + most]:
+        return most
+    lo, hi = 1, most  # new[i:i+lo] matches, new[i:i+hi] does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if new[i + lo : i + mid] == old[j + lo : j + mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo

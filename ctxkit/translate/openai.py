@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ctxkit.counting.measure import call_args_text
+from ctxkit.counting.wire import WireRules
 from ctxkit.translate import items
 from ctxkit.translate.common import (
     MESSAGES,
@@ -72,13 +74,12 @@ def tools(a: TranslationInput) -> list[dict[str, Any]]:
 
 def translate(a: TranslationInput, prepared: Prepared) -> Translated:
     first = prepared.messages[0] if prepared.messages else None
-    if first is not None and first.role == "system":
+    if first is not None and first.role == "system":  # a copy: a replay's wire messages are shared
         if is_reasoning_model(a.model) and not a.settings.as_logged:  # R-FIX-6: the logged text as sent
-            first.parts = [Part(MARKDOWN_PREFIX + first.parts[0].text), *first.parts[1:]]
-            first.entry = None  # changed for this model: translated afresh
+            parts = [Part(MARKDOWN_PREFIX + first.parts[0].text), *first.parts[1:]]
+            first = prepared.messages[0] = replace(first, parts=parts, entry=None)  # changed for this model
         if _base_name(a.model) in NO_SYSTEM_MESSAGE:
-            first.role = "user"
-            first.entry = None
+            prepared.messages[0] = replace(first, role="user", entry=None)
             prepared.fixup(
                 f"model {a.model!r} takes no system message: the system text is sent as the first user message",
                 rule="R-TR-1",
@@ -114,29 +115,52 @@ def sent_messages(
     a: TranslationInput, prepared: Prepared, make: Callable[[WireMessage], dict[str, Any]]
 ) -> tuple[Sent, ...]:
     """One payload message per wire message, made by `make`. With a memo, each working message's
-    dict, item key and counts are made once (R-RPL-9); a tool result's framing names its call
-    (OpenAI, R-RPL-4): it depends on the calls the request holds."""
+    dict, item key and counts are made once, and a run of the last request's messages that kept
+    its place keeps its payload messages (R-RPL-9); a tool result's framing names its call
+    (OpenAI, R-RPL-4): it depends on the calls the request holds, so it is decided per request."""
     rules = items.request_rules(a.provider, a.model, a.meter)
-    names = {c.id: c.name for m in prepared.messages for c in m.tool_calls}
-    out = []
-    for n, m in enumerate(prepared.messages):
-        entry = m.entry
-        if entry is None:
-            d = make(m)
-            out.append(Sent(d["role"], [d], (n,)))
-            continue
-        fragment: _Fragment | None = entry.fragment
-        if fragment is None:
-            d = make(m)
-            known = items.known(d["role"], d, a.meter, rules)
-            fragment = entry.fragment = _Fragment(d, known, items.frame(rules, d["role"], [d], a.meter, {}))
-        frame = fragment.frame
-        if fragment.tool:
-            call_id = str(m.tool_call_id)  # as the body is read
-            name = names.get(call_id)
-            if name is not None:
-                frame = fragment.named.get(name, -1)
-                if frame < 0:
-                    frame = fragment.named[name] = items.frame(rules, "tool", fragment.parts, a.meter, {call_id: name})
-        out.append(Sent(fragment.role, fragment.parts, (n,), fragment.known, frame))
-    return tuple(out)
+    wires, memo = prepared.messages, a.memo
+    if memo is None:
+        names = {c.id: c.name for m in wires for c in m.tool_calls}
+        return tuple(_sent(a, rules, n, m, make, names) for n, m in enumerate(wires))
+    names = {c.id: c.name for p in memo.calls for c in wires[p].tool_calls}
+    out: list[Sent | None] = memo.carried(memo.sent, moved=False)
+    out += [None] * (len(wires) - len(out))  # the cap's notice
+    renamed = {i for i, _ in names.items() ^ memo.names.items()}  # calls whose results' framing changed
+    redo = {0, *memo.uncarried(moved=False), *memo.imaged, *range(prepared.placed, len(wires))}
+    # made afresh: what no unmoved run brings, the first message (a model's system-message
+    # rules), the cap's notice, and what depends on the window: images, results of renamed calls
+    redo.update(p for p in memo.results if renamed and wires[p].tool_call_id in renamed)
+    for n in sorted(redo):
+        if n < len(wires):
+            out[n] = _sent(a, rules, n, wires[n], make, names)
+    memo.sent, memo.names = out, names
+    return tuple(out)  # type: ignore[arg-type]  # every place filled above
+
+
+def _sent(
+    a: TranslationInput,
+    rules: WireRules,
+    n: int,
+    m: WireMessage,
+    make: Callable[[WireMessage], dict[str, Any]],
+    names: dict[str, str],
+) -> Sent:
+    entry = m.entry
+    if entry is None:
+        d = make(m)
+        return Sent(d["role"], [d], (n,))
+    fragment: _Fragment | None = entry.fragment
+    if fragment is None:
+        d = make(m)
+        known = items.known(d["role"], d, a.meter, rules)
+        fragment = entry.fragment = _Fragment(d, known, items.frame(rules, d["role"], [d], a.meter, {}))
+    frame = fragment.frame
+    if fragment.tool:
+        call_id = str(m.tool_call_id)  # as the body is read
+        name = names.get(call_id)
+        if name is not None:
+            frame = fragment.named.get(name, -1)
+            if frame < 0:
+                frame = fragment.named[name] = items.frame(rules, "tool", fragment.parts, a.meter, {call_id: name})
+    return Sent(fragment.role, fragment.parts, (n,), fragment.known, frame)
