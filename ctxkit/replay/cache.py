@@ -4,22 +4,32 @@ Input: each call's prompt items and clock, the provider's row of `data/cache_rul
 fixture's `settings.cache` overrides. Output: per call the best candidate (the earlier call within
 the TTL with the longest common prefix), the prefix tokens, the cached and written tokens and the
 provider `limit`. Earlier prompts live in one trie of items, so a call costs its own length, not the
-number of earlier calls; the trie is path-compressed, so it grows by at most two edges per call.
+number of earlier calls; the trie is path-compressed, so it grows by at most two edges per call
+(a prompt that goes on from the end of a leaf grows that leaf).
+Consecutive calls share most of their items: a call is compared with the previous one first (in C,
+by bisecting slices), walks the trie only from where the two part, and marks as the latest only the
+edges that leave the previous call's path, so what a call costs follows what changed (R-RPL-9).
 """
 
 from __future__ import annotations
 
 import enum
+from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import accumulate, compress, islice
+from operator import itemgetter
 
 from ctxkit.loading.cache_rules import Mode, Rules, rules
+from ctxkit.replay.prefix import common_prefix
 from ctxkit.translate.items import Item
 
 __all__ = ["Cache", "Hit", "Keys", "Limit", "Mode", "Rules", "rules"]
 
 Keys = Sequence[Hashable]  # a prompt's item keys in order: strings, or the replay's numbers for them
+_KEY, _TOKENS, _BREAKPOINT, _FIRST = itemgetter(0), itemgetter(1), itemgetter(5), itemgetter(0)  # of an Item
+_CURRENT = 1 << 62  # an edge's `latest` while it lies on the last call's path: that call (`Cache._last`)
 
 
 class Limit(enum.StrEnum):
@@ -69,6 +79,15 @@ class _Edge:
         self.end = cut
         self.children = {self.keys[cut]: tail}
 
+    def grow(self, keys: Keys, depth: int) -> None:
+        """A leaf the prompt `keys` runs through from `depth` on and goes beyond: the run becomes
+        the rest of that prompt (every prompt through it is then in it, its latest the same)."""
+        run = len(keys) - depth
+        if 2 * run > len(keys):
+            self.keys, self.start, self.end = keys, depth, len(keys)
+        else:
+            self.keys, self.start, self.end = keys[depth:], 0, run
+
 
 @dataclass(frozen=True, slots=True)
 class _Path:
@@ -83,16 +102,32 @@ class Cache:
     """Feed calls in order with `add`; each returns that call's `Hit`.
 
     After the last call, `unread_writes(index)` says whether a call's write was never read by a
-    later call while it was alive (R-RPL-7: a write that never pays back)."""
+    later call while it was alive (R-RPL-7: a write that never pays back).
+
+    The last call's path is kept (`_depths`, `_edges`: each edge it runs through and the depth
+    where it starts; `_marks`: its marked items by position): the next call reuses it down to
+    the items both share. An edge on it has `latest == _CURRENT` (the last call); an edge the
+    next call leaves gets the last call's number then. `incremental = False` walks every call
+    from the root instead (the plain way, the tests' oracle)."""
 
     def __init__(self, r: Rules) -> None:
         self.rules = r
-        self.root = _Edge((), 0, 0)
         self.clocks: list[datetime | None] = []
         self.window_start = 0  # the oldest call still within the TTL of the newest
         self._read = 0  # items the current call read (its stored prefix), for `_insert`
         self._paid: set[int] = set()  # calls whose write a later call read
         self.overtaken: dict[int, int] = {}  # see `add`
+        self.incremental = True
+        self._last = -1  # the last call inserted
+        self._reset()
+
+    def _reset(self) -> None:
+        """An empty trie (nothing earlier can be a hit again: memory follows the TTL)."""
+        self.root = _Edge((), 0, 0)
+        self._keys: Keys = ()
+        self._depths: list[int] = []
+        self._edges: list[_Edge] = []
+        self._marks: list[tuple[int, list[int]]] = []
 
     def add(self, items: tuple[Item, ...], clock: datetime | None, keys: Keys | None = None) -> Hit:
         """`keys` (each item's key, in order) may be passed when the caller already has them.
@@ -103,23 +138,26 @@ class Cache:
         index = len(self.clocks)
         if self.clocks and _gap(self.clocks[-1], clock) > self.rules.ttl_seconds:
             self.window_start = index
-            self.root = _Edge((), 0, 0)  # nothing earlier can be a hit again: memory follows the TTL
+            self._reset()
         self.clocks.append(clock)
         first = self.window_start
         if self.rules.mode is Mode.PREVIOUS:
             first = max(first, index - 1)
         if keys is None:
-            keys = tuple(item.key for item in items)
-        path = self._walk(keys, first)
+            keys = tuple(map(_KEY, items))
+        shared = common_prefix(keys, self._keys) if self.incremental else 0
+        path = self._walk(keys, first, shared)
         common = path.common
         candidate = path.latest if common else (index - 1 if index > first else None)
-        prefix = sum(i.tokens for i in items[:common])
+        prefix = sum(map(_TOKENS, islice(items, common)))
         points = self._breakpoints(items)
         self._read = 0
         hit = self._apply(index, items, path, first, candidate, prefix, points)
         if self.rules.mode is Mode.PREVIOUS:  # only this prompt can be a hit for the next call
-            self.root = _Edge((), 0, 0)
-        self.overtaken = self._insert(index, items, keys, points)
+            self._reset()
+            shared = 0
+        self.overtaken = self._insert(index, items, keys, points, shared)
+        self._keys = keys
         return hit
 
     @property
@@ -139,7 +177,7 @@ class Cache:
         Anthropic: each block with `cache_control`. OpenAI GPT-5.6: the implicit breakpoint at the end
         of the newest message that is not the assistant's, and the latest marked ones, at most
         `max_writes` in all."""
-        marked = [n for n, item in enumerate(items) if item.breakpoint]
+        marked = list(compress(range(len(items)), map(_BREAKPOINT, items)))
         if self.rules.mode is not Mode.BREAKPOINTS:
             return marked
         implicit = next((n for n in range(len(items) - 1, -1, -1) if items[n].role not in (None, "assistant")), None)
@@ -149,29 +187,58 @@ class Cache:
             chosen.add(implicit)
         return sorted(chosen)
 
-    def _walk(self, keys: Keys, first: int) -> _Path:
+    def _walk(self, keys: Keys, first: int, shared: int = 0) -> _Path:
+        """What `keys` shares with the prompts in the trie; `shared`: its items equal to the last
+        call's, whose path is then followed without a look (every edge on it is the last call's)."""
         edge, depth, latest = self.root, 0, -1
         marks: list[tuple[int, int, int, int]] = []
         n = len(keys)
+        if shared:
+            j = bisect_left(self._depths, shared) - 1  # the last edge starting before `shared`
+            edge, depth, latest = self._edges[j], shared, self._last
+            upto = bisect_left(self._marks, shared, key=_FIRST)
+            marks = [(p + 1, m[0], m[1], m[2]) for p, m in self._marks[:upto]]
+            if self._depths[j] + edge.end - edge.start > shared:  # it parts inside that edge
+                n = depth
         while depth < n:
             child = edge.children.get(keys[depth])
-            if child is None or child.latest < first:
+            if child is None or (through := self._last if child.latest == _CURRENT else child.latest) < first:
                 break
             run = _matched(child, keys, depth)
             if child.marks:
                 marks.extend((depth + o + 1, m[0], m[1], m[2]) for o, m in child.marks.items() if o < run)
             depth += run
-            latest = child.latest
+            latest = through
             if run < child.end - child.start:
                 break
             edge = child
         marks.sort(reverse=True)
         return _Path(depth, latest, marks)
 
-    def _insert(self, index: int, items: tuple[Item, ...], keys: Keys, points: list[int]) -> dict[int, int]:
-        edge, depth, n = self.root, 0, len(keys)
-        runs: list[tuple[int, _Edge]] = []  # (depth at its start, edge) along this prompt
+    def _insert(
+        self, index: int, items: tuple[Item, ...], keys: Keys, points: list[int], shared: int
+    ) -> dict[int, int]:
+        edges, depths, marks = self._edges, self._depths, self._marks
         overtaken: dict[int, int] = {}
+        edge, depth, n = self.root, 0, len(keys)
+        j = bisect_left(depths, shared) - 1 if shared else -1  # the last edge both paths run through
+        for left in edges[j + 1 :]:  # the edges this call leaves: the last call was the latest through them
+            left.latest = self._last
+        if j >= 0:
+            edge, depth = edges[j], shared
+            if depths[j] + edge.end - edge.start > shared:  # it parts inside that edge
+                edge.latest = self._last
+                edge.split(shared - depths[j])
+                edge.latest = _CURRENT
+            elif not edge.children and shared < n:  # it goes on from the end of the last call's leaf
+                edge.grow(keys, depths[j])
+                depth = n
+            overtaken[self._last] = shared
+            edges, depths = edges[: j + 1], depths[: j + 1]
+            marks = marks[: bisect_left(marks, shared, key=_FIRST)]
+        else:
+            edges, depths, marks = [], [], []
+        beyond = len(marks)
         while depth < n:
             child = edge.children.get(keys[depth])
             if child is None:
@@ -183,21 +250,35 @@ class Cache:
                 edge.children[keys[depth]] = child
             else:
                 run = _matched(child, keys, depth)
+                overtaken[child.latest] = depth + run  # going down: the deepest depth stays
                 if run < child.end - child.start:
                     child.split(run)
-                overtaken[child.latest] = depth + run  # going down: the deepest depth stays
-            child.latest = index
-            runs.append((depth, child))
+                elif not child.children and depth + run < n:  # a leaf it goes on from: one edge, not two
+                    child.grow(keys, depth)
+                    run = n - depth
+                if child.marks:
+                    marks.extend((depth + o, m) for o, m in child.marks.items())
+            child.latest = _CURRENT
+            depths.append(depth)
+            edges.append(child)
             depth += run
             edge = child
+        if len(marks) > beyond:
+            marks.sort(key=_FIRST)
+        self._edges, self._depths, self._marks, self._last = edges, depths, marks, index
         if not points:
             return overtaken
         ends = _ends(items)
         for position in points:
-            start, run_edge = next((s, e) for s, e in reversed(runs) if s <= position)
+            at = bisect_right(depths, position) - 1
+            run_edge = edges[at]
             if run_edge.marks is None:
                 run_edge.marks = {}
-            mark = run_edge.marks.setdefault(position - start, [-1, -1, -1])
+            offset = position - depths[at]
+            mark = run_edge.marks.get(offset)
+            if mark is None:
+                mark = run_edge.marks[offset] = [-1, -1, -1]
+                marks.insert(bisect_left(marks, position, key=_FIRST), (position, mark))
             mark[1] = index
             if ends[position + 1] >= self.rules.min_tokens:
                 mark[0] = index
@@ -281,10 +362,7 @@ class Cache:
 
 def _ends(items: tuple[Item, ...]) -> list[int]:
     """Tokens of each leading run of items: `ends[n]` = the first n items' tokens."""
-    ends = [0]
-    for item in items:
-        ends.append(ends[-1] + item.tokens)
-    return ends
+    return list(accumulate(map(_TOKENS, items), initial=0))
 
 
 def _positions(items: tuple[Item, ...]) -> list[int]:

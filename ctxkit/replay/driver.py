@@ -7,7 +7,6 @@ of item texts are shared between calls; earlier prompts live in the cache's trie
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -24,6 +23,7 @@ from ctxkit.pipeline import WarningKind, run
 from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Output, Planner, ReplayCall
 from ctxkit.replay.cost import Pricer
+from ctxkit.replay.prefix import Numbers
 from ctxkit.replay.state import State
 from ctxkit.replay.warned import Warned
 from ctxkit.translate.items import priming_tokens, prompt_items, prompt_tokens
@@ -98,7 +98,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     warned = Warned(planner.warnings())
     views: dict[int, breaks.Candidate] = {}  # what later calls may still break against
     sides = breaks.Sides()
-    key_ids: dict[str, int] = {}  # each distinct item key's number: the trie and the views hold numbers
+    numbers = Numbers()  # each distinct item key's number: the trie and the views hold numbers
     rows: list[CallRow] = []
     for index, call in enumerate(planner.calls()):
         try:
@@ -111,7 +111,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         for w in result.typed_warnings():  # one per kind: R-ASM-9's names the first call and counts the rest
             over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
             warned.add(index, call.label, w.text, over)
-        keys = array("i", [key_ids.setdefault(item.key, len(key_ids)) for item in items])  # 4 bytes an item
+        keys = numbers.of(items)  # 4 bytes an item
         hit = prompt_cache.add(items, call.clock, keys)
         view, dropped = breaks.view(result, items, keys, call.user.id)
         against = hit.candidate if not hit.expired else index - 1

@@ -1,0 +1,70 @@
+"""Where consecutive prompts part, found in C: the shared prefix of two sequences and the
+replay's item-key numbers (R-RPL-9).
+
+Input: two sequences (items, key numbers); the items of each replayed call in turn. Output: the
+length of their common prefix; each item's key number (`Numbers.of`), the same numbers the
+cache trie and the break views hold. A call costs, in Python, only the items whose key is new.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from itertools import islice, repeat
+from operator import itemgetter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctxkit.translate.items import Item
+
+__all__ = ["Numbers", "common_prefix"]
+
+_KEY = itemgetter(0)  # an Item's key
+
+
+def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many leading items two sequences share, by comparing slices in C (bisection)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    low, high = 0, n  # a[:low] == b[:low]; a[:high] != b[:high]
+    while high - low > 1:
+        mid = (low + high) // 2
+        if a[low:mid] == b[low:mid]:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+class Numbers:
+    """Each distinct item key's number, in order of first appearance (the trie and the views hold
+    numbers, 4 bytes an item). Of the last few prompts (calls alternate between a few, such as a
+    tool loop's and the questions'), the one sharing the longest prefix lends its numbers; the rest
+    are looked up in C, and only a new key is numbered one by one."""
+
+    RECENT = 2
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+        self._recent: list[tuple[list[str], array[int]]] = []  # newest last
+
+    def of(self, items: Sequence[Item]) -> array[int]:
+        keys = list(map(_KEY, items))
+        shared, lent = 0, array("i")
+        for before, numbers in self._recent:
+            if (n := common_prefix(keys, before)) > shared:
+                shared, lent = n, numbers
+        found = list(map(self._ids.get, islice(keys, shared, None), repeat(-1)))
+        ids, at = self._ids, -1
+        try:
+            while True:  # each key not numbered yet, found in C (usually a new message or two)
+                at = found.index(-1, at + 1)
+                found[at] = ids.setdefault(keys[shared + at], len(ids))
+        except ValueError:
+            pass
+        numbers = lent[:shared] + array("i", found)
+        self._recent.append((keys, numbers))
+        if len(self._recent) > self.RECENT:
+            del self._recent[0]
+        return numbers

@@ -1,0 +1,90 @@
+"""R-RPL-9: a replayed call's cache work follows what changed since the previous call.
+
+The cache compares each prompt with the previous one (`prefix.common_prefix`), walks and extends
+its trie only from where the two part, and numbers only the items the previous prompt did not
+share (`prefix.Numbers`). Each must give exactly what the plain way gives: every walk from the
+trie's root (`Cache.incremental = False`), every key numbered one by one, the prefix counted
+item by item.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxkit.loading.domain import CacheRules
+from ctxkit.replay import cache
+from ctxkit.replay.prefix import Numbers, common_prefix
+from ctxkit.translate.items import Item
+
+TOKENS = {"a": 300, "b": 7, "c": 500, "d": 40, "e": 1100, "f": 3}
+
+
+def _calls() -> Any:
+    """Each call keeps a leading run of an earlier prompt (the previous one most often) and adds a
+    few items, so that calls share long prefixes, part inside and at the end of trie edges,
+    truncate (keep nothing), come back to an older branch, and idle past the TTL."""
+    item = st.tuples(st.sampled_from("abcdef"), st.booleans())  # (key, breakpoint)
+    step = st.tuples(st.integers(0, 3), st.integers(0, 14), st.lists(item, max_size=4), st.integers(0, 400))
+    return st.lists(step, min_size=1, max_size=18)
+
+
+def _prompts(steps: list[tuple[int, int, list[tuple[str, bool]], int]]) -> list[tuple[list[tuple[str, bool]], int]]:
+    prompts: list[list[tuple[str, bool]]] = []
+    out = []
+    for back, keep, added, gap in steps:
+        base = prompts[-1 - min(back, len(prompts) - 1)] if prompts else []
+        prompt = base[:keep] + added
+        prompts.append(prompt)
+        out.append((prompt, gap))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("provider", "model"),
+    [("openai", "gpt-4o"), ("openai", "gpt-5.6"), ("anthropic", "claude-sonnet-4-5"), ("ollama", "llama3.1")],
+)
+def test_r_rpl_9_the_incremental_trie_equals_the_walk_from_the_root(provider: str, model: str) -> None:
+    """Every call's hit, the calls it overtook (and down to which depth, in the same order), the
+    walk a later call would make, and the writes never read: the same both ways."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(_calls(), st.booleans())
+    def check(steps: list[tuple[int, int, list[tuple[str, bool]], int]], numbered: bool) -> None:
+        rules = cache.rules(provider, model, CacheRules(min_tokens=600, lookback=3))
+        fast, plain = cache.Cache(rules), cache.Cache(rules)
+        plain.incremental = False
+        numbers, ids = Numbers(), dict[str, int]()
+        clock = datetime(2026, 3, 14, tzinfo=UTC)
+        calls = _prompts(steps)
+        for index, (spec, gap) in enumerate(calls):
+            items = tuple(
+                Item(k, TOKENS[k], n, n, "user" if n % 3 else "assistant", bp) for n, (k, bp) in enumerate(spec)
+            )
+            clock += timedelta(seconds=gap)  # gaps over the TTL empty the trie
+            keys: Any = None
+            if numbered:
+                keys = numbers.of(items)
+                assert list(keys) == [ids.setdefault(k, len(ids)) for k, _ in spec], (index, calls)
+            assert fast.add(items, clock, keys) == plain.add(items, clock, keys), (index, calls)
+            assert list(fast.overtaken.items()) == list(plain.overtaken.items()), (index, calls)
+            probe = tuple(k for k, _ in calls[0][0]) if not numbered else numbers.of(items)
+            first = fast.keep_from
+            assert fast._walk(probe, first) == plain._walk(probe, first), (index, calls)
+        assert [fast.unread_write(i) for i in range(len(calls))] == [plain.unread_write(i) for i in range(len(calls))]
+
+    check()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from("ab"), max_size=40), st.lists(st.sampled_from("ab"), max_size=40))
+def test_r_rpl_9_the_common_prefix_found_by_bisection_is_the_one_counted(a: list[str], b: list[str]) -> None:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    assert common_prefix(a, b) == common_prefix(tuple(b), tuple(a)) == n
+    assert common_prefix(a, a) == len(a)
