@@ -88,3 +88,51 @@ def test_r_rpl_9_the_common_prefix_found_by_bisection_is_the_one_counted(a: list
         n += 1
     assert common_prefix(a, b) == common_prefix(tuple(b), tuple(a)) == n
     assert common_prefix(a, a) == len(a)
+
+
+def test_r_rpl_9_sides_numbered_in_c_and_lost_tokens_equal_the_item_by_item_way(
+    monkeypatch: Any, tmp_path: Any
+) -> None:
+    """`Sides.numbers` (keys built and looked up in C) gives each kept item the side the item by
+    item way gives, and `_lost` with no key twice (a set, in C) the tokens the counting loop gives,
+    on every replay fixture and a history whose window truncates."""
+    import json
+    from collections import Counter
+
+    from ctxkit.loading.config import Options
+    from ctxkit.loading.read import load_fixture
+    from ctxkit.replay import breaks
+    from ctxkit.replay.driver import replay
+
+    from .conftest import FIXTURES
+    from .helpers import bench_history
+
+    numbers, lost = breaks.Sides.numbers, breaks._lost
+    checked = Counter[str]()
+
+    def numbered(sides: breaks.Sides, view: breaks.MappedCall, start: int) -> Any:
+        found = numbers(sides, view, start)
+        for n, number in enumerate(found, start):
+            item = view.items[n]
+            assert sides.table[number] == (item.tokens, item.role, item.breakpoint, view.source_at(n))
+            checked["sides"] += 1
+        return found
+
+    def counted(mine: Any, theirs: Any, keys: Any = None) -> int:
+        unused, expected = Counter(theirs), 0
+        for item, key in zip(mine, keys if keys is not None else [i.key for i in mine], strict=True):
+            if unused[key] > 0:
+                unused[key] -= 1
+                expected += item.tokens
+        assert lost(mine, theirs, keys) == expected
+        checked["lost"] += 1
+        return expected
+
+    monkeypatch.setattr(breaks.Sides, "numbers", numbered)
+    monkeypatch.setattr(breaks, "_lost", counted)
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(bench_history(120)), encoding="utf-8")
+    for name in [*sorted((FIXTURES / "replay").glob("*.yaml")), path]:
+        for window in (None, 4000):
+            replay(load_fixture(str(name)), Options(max_input_tokens=window))
+    assert checked["sides"] > 1000 and checked["lost"] > 100, checked

@@ -116,6 +116,9 @@ class Fates(Mapping[str, Fated]):
             found = self._older.find(key)
         return default if found is None else found
 
+    def decided(self) -> Mapping[str, Fated]:  # the fates decided one by one (replay looks them up in C)
+        return self._own
+
     def __getitem__(self, key: str) -> Fated:
         found = self.get(key)
         if found is None:

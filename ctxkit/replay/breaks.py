@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxkit import providers
@@ -19,6 +21,7 @@ from ctxkit.history.tree import Ancestry
 from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.replay.cache import Keys
 from ctxkit.replay.causes import Cause
+from ctxkit.replay.prefix import each
 from ctxkit.translate.items import Item, canonical
 
 if TYPE_CHECKING:
@@ -100,7 +103,7 @@ class MappedCall:
         n = len(self.keys)
         if start >= n:
             return None
-        found = array("i", (sides.of(self, k) for k in range(start, n)))
+        found = sides.numbers(self, start)
         call = CallContext(self.user, sides.text(self.system), self.date, self.model, self.settings)
         if 2 * (n - start) > n:  # most of it: the keys the trie holds too, shared
             return Earlier(start, n, self.keys, start, found, sides.table, call)
@@ -130,21 +133,31 @@ class Sides:
         """One string object for equal texts (the system prompt, equal on most calls)."""
         return None if text is None else self._texts.setdefault(text, text)
 
-    def of(self, view: MappedCall, n: int) -> int:
-        item = view.items[n]
-        position = item.source
-        w = view.messages[position] if position is not None and position < len(view.messages) else None
-        if w is None:
-            key: tuple[Any, ...] = (item.tokens, item.role, item.breakpoint)
-        else:
-            segment = view.segment_of[position]  # type: ignore[index]
-            key = (item.tokens, item.role, item.breakpoint, w.key, w.kind, w.origin, w.file_id, w.source_id)
-            key += (w.placeholder, segment)
-        found = self._ids.get(key)
-        if found is None:
-            found = self._ids[key] = len(self.table)
-            self.table.append((item.tokens, item.role, item.breakpoint, view.source_at(n)))
-        return found
+    def numbers(self, view: MappedCall, start: int) -> array[int]:
+        """The numbers of the view's items from `start` on: each side's key is built and looked up
+        in C; only a side not seen before is numbered one by one."""
+        items, m = view.items[start:], len(view.messages)
+        sources = list(map(_SOURCE, items))
+        pad: Callable[[Any, Any], int] = {None: m}.get  # no working message: the pad, after the list
+        at = list(map(pad, sources, sources))
+        if at and max(at) > m:  # an item beyond the assembled list has none either
+            at = [min(a, m) for a in at]
+        ws, segments = [*view.messages, _PAD], [*view.segment_of, None]
+        own, of_w = map(_ITEM_SIDE, items), map(_W_SIDE, map(ws.__getitem__, at))
+        keys = list(zip(own, of_w, map(segments.__getitem__, at), strict=True))
+        found = list(map(self._ids.get, keys, repeat(-1)))
+        for n in each(found, -1):
+            got = self._ids.get(keys[n])
+            if got is None:  # not even earlier in this call
+                got = self._ids[keys[n]] = len(self.table)
+                self.table.append((*keys[n][0], view.source_at(start + n)))  # tokens, role, breakpoint, source
+            found[n] = got
+        return array("i", found)
+
+
+_PAD = SimpleNamespace(key=None, kind=None, origin=None, file_id=None, source_id=None, placeholder=None)  # no message
+_SOURCE, _ITEM_SIDE = itemgetter(3), itemgetter(1, 4, 5)  # an Item's source; its tokens, role, breakpoint
+_W_SIDE = attrgetter("key", "kind", "origin", "file_id", "source_id", "placeholder")
 
 
 class Earlier:
@@ -157,7 +170,20 @@ class Earlier:
     earlier call its last few items (its reminder); one that truncates keeps a key and a number
     per item of the window until the TTL ends."""
 
-    __slots__ = ("_call", "_offset", "_sides", "_table", "keys", "length", "start")
+    __slots__ = (
+        "_call",
+        "_offset",
+        "_sides",
+        "_table",
+        "date",
+        "keys",
+        "length",
+        "model",
+        "settings",
+        "start",
+        "system",
+        "user",
+    )
 
     def __init__(
         self,
@@ -172,26 +198,7 @@ class Earlier:
         self.start, self.length = start, length
         self.keys, self._offset = keys, offset  # item n's key is keys[n - start + offset]
         self._sides, self._table, self._call = sides, table, call
-
-    @property
-    def user(self) -> str:
-        return self._call.user
-
-    @property
-    def system(self) -> str | None:
-        return self._call.system
-
-    @property
-    def date(self) -> str | None:
-        return self._call.date
-
-    @property
-    def model(self) -> str:
-        return self._call.model
-
-    @property
-    def settings(self) -> tuple[tuple[str, str], ...]:
-        return self._call.settings
+        self.user, self.system, self.date, self.model, self.settings = call
 
     def _side(self, n: int) -> tuple[int, str | None, bool, Source | None] | None:
         if n >= self.length:
@@ -266,12 +273,16 @@ def view(result: Result, items: tuple[Item, ...], keys: Keys, user: str) -> tupl
     from ctxkit.assembly.system import format_date
 
     a = result.assembly
-    segment_of = [f.segment if f is not None else None for f in map(a.fates.get, map(_KEY, a.messages))]
-    for n, segment in enumerate(segment_of):
-        if not segment:  # no decision names it (the system prompt, the reminder): the last segment listing it
-            key = a.messages[n].key
-            found = (name for name, ws in reversed(a.segments.items()) if any(w.key == key for w in ws))
-            segment_of[n] = next(found, None)
+    named: list[str] = list(map(_KEY, a.messages))
+    decided: Callable[[str, Any], Any] = a.fates.decided().get
+    segment_of: list[Segment | None] = list(map(_SEGMENT, map(decided, named, repeat(_UNDECIDED))))
+    for n in each(segment_of, None):  # looked up in C; only a message with no segment there one by one
+        fated = a.fates.get(named[n])
+        if fated is None or not fated.segment:  # no decision names it (the system prompt, the reminder)
+            found = (name for name, ws in reversed(a.segments.items()) if named[n] in map(_KEY, ws))
+            segment_of[n] = next(found, None)  # the last segment listing it
+        else:
+            segment_of[n] = fated.segment
     system = next((w.text for w in a.messages if w.kind is Kind.SYSTEM), None)
     date = format_date(a.eff.now) if a.eff.now is not None else None
     capped = frozenset(
@@ -284,7 +295,10 @@ def view(result: Result, items: tuple[Item, ...], keys: Keys, user: str) -> tupl
     return here, Dropped(a.fates, capped)
 
 
-_KEY = attrgetter("key")
+_KEY, _TOKENS, _SEGMENT = attrgetter("key"), itemgetter(1), attrgetter("segment")
+
+
+_UNDECIDED = SimpleNamespace(segment=None)  # a message with no fate decided one by one: `Fates.get` again
 
 
 def _side(v: Candidate, n: int, item: Item | None) -> dict[str, Any] | None:
@@ -333,6 +347,10 @@ def _lost(mine: Sequence[Item], theirs: Keys, keys: Keys | None = None) -> int:
     The candidate's items before the break were reused; the ones after it were paid for and, where
     this call sends them again anywhere, could not be reused. `keys`: this call's keys as `theirs`
     holds them (numbers in a replay), when not the items' own."""
+    mine_keys = list(keys) if keys is not None else [i.key for i in mine]
+    if len(set(mine_keys)) == len(mine_keys):  # no key twice: an item counts if the candidate sent its key
+        sent = set(theirs)
+        return sum(compress(map(_TOKENS, mine), map(sent.__contains__, mine_keys)))
     unused = Counter(theirs)
     lost = 0
     for item, key in zip(mine, keys if keys is not None else [i.key for i in mine], strict=True):

@@ -9,15 +9,15 @@ cache trie and the break views hold. A call costs, in Python, only the items who
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import islice, repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ctxkit.translate.items import Item
 
-__all__ = ["Numbers", "common_prefix"]
+__all__ = ["Numbers", "common_prefix", "each"]
 
 _KEY = itemgetter(0)  # an Item's key
 
@@ -35,6 +35,18 @@ def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
         else:
             high = mid
     return low
+
+
+def each(values: list[Any], value: object) -> Iterator[int]:
+    """The positions of `value` in `values`, in order, each found in C (`list.index`); the caller
+    may replace each one as it comes."""
+    n = -1
+    try:
+        while True:
+            n = values.index(value, n + 1)
+            yield n
+    except ValueError:
+        return
 
 
 class Numbers:
@@ -56,13 +68,8 @@ class Numbers:
             if (n := common_prefix(keys, before)) > shared:
                 shared, lent = n, numbers
         found = list(map(self._ids.get, islice(keys, shared, None), repeat(-1)))
-        ids, at = self._ids, -1
-        try:
-            while True:  # each key not numbered yet, found in C (usually a new message or two)
-                at = found.index(-1, at + 1)
-                found[at] = ids.setdefault(keys[shared + at], len(ids))
-        except ValueError:
-            pass
+        for at in each(found, -1):  # a key not numbered yet (usually a new message or two)
+            found[at] = self._ids.setdefault(keys[shared + at], len(self._ids))
         numbers = lent[:shared] + array("i", found)
         self._recent.append((keys, numbers))
         if len(self._recent) > self.RECENT:
