@@ -9,6 +9,7 @@ fixed parts also for settings the replay never gives (no `now`, another window).
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,10 @@ import pytest
 
 from ctxkit.assembly import assemble
 from ctxkit.errors import CtxkitError
-from ctxkit.history.working import Record
+from ctxkit.history.working import Call, Kind, Record, Working
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
-from ctxkit.replay import driver
+from ctxkit.replay import driver, state
 
 from .conftest import FIXTURES
 from .helpers import bench_history
@@ -94,3 +95,76 @@ def test_fixed_parts_reused_on_a_sliding_window(generated: Path) -> None:
 
     calls = _replay(generated, Options(max_input_tokens=3_000), check)
     assert calls > 50 and len(made) < calls // 4  # reused, yet right for every call
+
+
+def _message(rng: random.Random, n: int, odd: bool) -> Working:
+    """A random working message: a question, an answer calling tools, a tool result (whose call
+    may be anywhere, or nowhere), rarely a result that calls tools itself."""
+    pick = rng.random()
+    calls = tuple(Call(f"c{rng.randrange(9)}", "t", {}, 1) for _ in range(rng.randrange(1, 3)))
+    if pick < 0.2:
+        return Working(f"m:{n}:0", Kind.USER, "q", 1)
+    if pick < 0.45:
+        return Working(f"m:{n}:0", Kind.ASSISTANT, "a", 1, tool_calls=calls)
+    answers = f"c{rng.randrange(9)}" if rng.random() < 0.95 else None
+    return Working(f"m:{n}:0", Kind.TOOL, "r", 1, tool_call_id=answers, tool_calls=calls if odd else ())
+
+
+def _walk_equals_afresh(shared: state.State, kept: list[Working], in_turn: list[Working]) -> None:
+    answered = shared.drop_orphans(kept, in_turn)
+    assert answered == assemble.drop_orphans(kept, in_turn)
+    copies = shared.cacheable(answered.kept)
+    assert list(shared.kept_fates(copies)) == [(w.key, assemble.kept_fate(w)) for w in copies]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_r_asm_8_orphans_by_position_equal_the_walk(seed: int) -> None:
+    """R-ASM-8 from the positions the state keeps equals the walk, for runs of the window starting
+    anywhere (results whose call falls before the run, just before or far before it, or nowhere),
+    with other messages before and after the run and in-turn results answering calls of the run;
+    while the window grows and is cut back (an edit) and whether or not a result calls tools."""
+    rng = random.Random(seed)
+    shared = state.State()
+    made = 0
+    for _ in range(6):
+        if shared.works and rng.random() < 0.4:  # an edit: the window is cut back
+            shared._cut(rng.randrange(len(shared.works)))
+        for _ in range(rng.randrange(1, 80)):
+            shared._append(_message(rng, made, odd=seed % 10 == 9 and rng.random() < 0.05))
+            made += 1
+        works = shared.works
+        other = [_message(rng, 10_000 + k, odd=False) for k in range(3)]
+        for _ in range(25):
+            a = rng.randrange(len(works) + 1)
+            b = rng.randrange(a, len(works) + 1)
+            before, after = other[: rng.randrange(3)], other[rng.randrange(3) :]
+            if works and rng.random() < 0.3:  # a message with a window message's key, not it
+                before.append(rng.choice(works).with_(notes=("edited",)))
+            in_turn = [*after[:1], *rng.sample(works, min(2, len(works)))]
+            _walk_equals_afresh(shared, [*before, *works[a:b], *after], in_turn)
+            _walk_equals_afresh(shared, works[a:b], [])
+    assert shared.answers.far  # results far from their calls were looked at
+
+
+@pytest.mark.parametrize("path", REPLAYS, ids=lambda p: p.name)
+def test_r_asm_8_orphans_and_kept_fates_of_every_call_equal_afresh(path: Path) -> None:
+    """The same on replays: each call's kept history, runs of it starting anywhere, with its
+    in-turn messages."""
+
+    def check(index: int, a: Any) -> None:
+        shared = a.converted.state
+        run = list(a.converted.history)
+        for start in range(0, len(run), 3):
+            _walk_equals_afresh(shared, run[start:], list(a.converted.in_turn))
+
+    _replay(path, Options(max_input_tokens=2_000), check)
+
+
+def test_r_asm_8_orphans_on_a_sliding_window(generated: Path) -> None:
+    def check(index: int, a: Any) -> None:
+        shared = a.converted.state
+        run = list(a.converted.history)
+        for start in range(0, min(len(run), 40)):
+            _walk_equals_afresh(shared, run[start:], list(a.converted.in_turn))
+
+    assert _replay(generated, Options(max_input_tokens=3_000), check) > 50

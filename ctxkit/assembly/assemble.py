@@ -9,10 +9,11 @@ fates are worked out when a report asks (see `fates`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
+from itertools import chain
 from typing import Protocol
 
 from ctxkit.assembly import project as proj
@@ -102,6 +103,14 @@ class Incremental(Protocol):
         """`[w.with_(cacheable=True) for w in ws]`."""
         ...
 
+    def drop_orphans(self, kept: list[Working], in_turn: list[Working]) -> Answered:
+        """`drop_orphans(kept, in_turn)`."""
+        ...
+
+    def kept_fates(self, kept: list[Working]) -> Iterable[tuple[str, Fated]]:
+        """`((w.key, kept_fate(w)) for w in kept)`."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Fixed:
@@ -166,13 +175,13 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
                 f"{eviction.left_out} forgotten file(s) were left out of the read_file list: "
                 "it does not fit the history budget (R-FILE-3)"
             )
-    answered = drop_orphans(eviction.kept, tail[1:])
+    answered = state.drop_orphans(eviction.kept, tail[1:]) if state else drop_orphans(eviction.kept, tail[1:])
     kept = state.cacheable(answered.kept) if state else [w.with_(cacheable=True) for w in answered.kept]
     older = Older(converted, cut=first, end=cut.end)
     decided: dict[str, Fated] = {}  # the units left out whole are recorded as two runs (`Fates`)
     fate_all(decided, cut.head, Fate.TRUNCATED, "R-ASM-4")
     fate_all(decided, eviction.evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
-    decided.update(_answer_fates(answered.orphans, kept, last_user, answered.in_turn))
+    decided.update(_answer_fates(answered.orphans, kept, last_user, answered.in_turn, state))
     segments: dict[Segment, list[Working]] = {
         Segment.SYSTEM: [fixed.system] if fixed.system else [],
         Segment.HISTORY: kept,
@@ -188,7 +197,7 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
         meter=meter,
         branch=branch,
         converted=converted,
-        messages=[w for ws in segments.values() for w in ws],
+        messages=list(chain.from_iterable(segments.values())),
         segments=segments,
         fates=Fates(decided, older, cut.head + eviction.evicted),
         history_budget=budget,
@@ -254,14 +263,19 @@ def tail_tokens(eff: Effective, meter: Meter, tail: list[Working], budget: int) 
     return cost
 
 
-def drop_orphans(kept: list[Working], in_turn: list[Working]) -> Answered:
-    """R-ASM-8: a tool result whose call is not in the context before it is left out."""
+def drop_orphans(
+    kept: list[Working], in_turn: list[Working], before: Callable[[str | None], bool] | None = None
+) -> Answered:
+    """R-ASM-8: a tool result whose call is not in the context before it is left out.
+
+    `before`: whether a call was announced ahead of `kept` (the walk's start, when a replay's
+    state has walked the messages before them; None: nothing comes before)."""
     announced: set[str] = set()
     out: tuple[list[Working], list[Working]] = ([], [])
     orphans: list[Working] = []
     for group, found in zip((kept, in_turn), out, strict=True):
         for w in group:
-            if w.kind is Kind.TOOL and w.tool_call_id not in announced:
+            if w.kind is Kind.TOOL and w.tool_call_id not in announced and not (before and before(w.tool_call_id)):
                 orphans.append(w)
                 continue
             if w.tool_calls:
@@ -271,16 +285,32 @@ def drop_orphans(kept: list[Working], in_turn: list[Working]) -> Answered:
 
 
 def _answer_fates(
-    orphans: list[Working], kept: list[Working], last_user: Working, in_turn: list[Working]
+    orphans: list[Working],
+    kept: list[Working],
+    last_user: Working,
+    in_turn: list[Working],
+    state: Incremental | None = None,
 ) -> dict[str, Fated]:
     """The fates of what reaches the context (R-ASM-3/4, R-CONV-3) and of the orphans (R-ASM-8)."""
     fates = {w.key: Fated(Fate.ORPHAN, "R-ASM-8", None, w.notes) for w in orphans}
-    history = {False: _SameFate(Fate.KEPT, "R-ASM-4"), True: _SameFate(Fate.PLACEHOLDER, "R-CONV-3")}
-    fates.update({w.key: history[w.placeholder][w.notes] for w in kept})
+    if state:
+        fates.update(state.kept_fates(kept))
+    else:
+        history = {p: _SameFate(*_KEPT_AS[p]) for p in (False, True)}
+        fates.update({w.key: history[w.placeholder][w.notes] for w in kept})
     fates[last_user.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, last_user.notes)
     for w in in_turn:
         fates[w.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.IN_TURN, w.notes)
     return fates
+
+
+_KEPT_AS = {False: (Fate.KEPT, "R-ASM-4"), True: (Fate.PLACEHOLDER, "R-CONV-3")}  # by `placeholder`
+
+
+def kept_fate(w: Working) -> Fated:
+    """A kept history message's fate: kept (R-ASM-4), or kept as a placeholder (R-CONV-3)."""
+    fate, rule = _KEPT_AS[w.placeholder]
+    return Fated(fate, rule, Segment.HISTORY, w.notes)
 
 
 class _SameFate(dict[tuple[str, ...], Fated]):

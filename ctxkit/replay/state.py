@@ -23,10 +23,14 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from operator import is_
+from collections.abc import Iterable, Iterator
+from itertools import chain
+from operator import attrgetter, is_, itemgetter
 
-from ctxkit.assembly.assemble import Fixed, Truncation, fixed_parts, today
+from ctxkit.assembly.assemble import Answered, Fixed, Truncation, fixed_parts, kept_fate, today
+from ctxkit.assembly.assemble import drop_orphans as drop_orphans_afresh
 from ctxkit.assembly.assemble import truncate as truncate_afresh
+from ctxkit.assembly.fates import Fated
 from ctxkit.assembly.system import turn_state
 from ctxkit.counting.measure import Counts, Meter, meter_for
 from ctxkit.history import convert, tree
@@ -34,9 +38,11 @@ from ctxkit.history.working import Record, Working
 from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
 from ctxkit.loading.templates import Templates
+from ctxkit.replay.answers import Announcements
 from ctxkit.translate.items import ItemMemo
 from ctxkit.translate.memo import TranslationMemo
 
+_KEY = attrgetter("key")
 _FIXED_KEPT = 8  # fixed parts kept: a few turn states (R-TURN-2) of the current date
 
 
@@ -63,6 +69,8 @@ class State:
         self.at: dict[str, int] = {}  # a working message's key → its index in `works`
         self.ends = array("q", [0])  # ends[k]: how many working messages path[:k] make
         self.sums = array("q", [0])  # sums[n]: the cost of works[:n] (computed as far as truncation asked)
+        self.answers = Announcements()  # the window's tool calls and results by position (R-ASM-8)
+        self.fated: list[Fated] = []  # each window message's fate when kept (`kept_fate`)
 
     # --- Incremental ----------------------------------------------------------------------
 
@@ -164,22 +172,68 @@ class State:
         """Each message's copy, made once: a run of the window's messages (the kept history is
         one, but for the summary before it and the last user message's files after it) is a slice
         of the copies made with them."""
-        works, at, out, i = self.works, self.at, [], 0
+        out: list[Working] = []
+        for i, n, k in self._runs(ws, self.works):
+            if n < 0:
+                out.append(self._copy(ws[i]))
+            else:
+                out += self.copies[n : n + k]
+        return out
+
+    def drop_orphans(self, kept: list[Working], in_turn: list[Working]) -> Answered:
+        """R-ASM-8 as `assemble.drop_orphans` walks it: the longest run of the window's messages in
+        `kept` (the kept history) loses the results `Announcements` finds unannounced in it, from
+        positions recorded once; what comes before and after the run is walked as before."""
+        runs = [r for r in self._runs(kept, self.works) if r[1] >= 0]
+        if not runs or self.answers.odd:
+            return drop_orphans_afresh(kept, in_turn)
+        i, a, k = max(runs, key=itemgetter(2))
+        b, works, answers = a + k, self.works, self.answers
+        head = drop_orphans_afresh(kept[:i], [])
+        before = {c.id for w in head.kept for c in w.tool_calls}
+        lost = answers.orphans(a, b, works, before)
+        run, start = head.kept, a
+        for n in lost:
+            run += works[start:n]
+            start = n + 1
+        run += works[start:b]
+
+        def announced(call: str | None) -> bool:
+            return call in before or answers.announced(call, a, b)
+
+        rest = drop_orphans_afresh(kept[i + k :], in_turn, announced)
+        orphans = head.orphans + [works[n] for n in lost] + rest.orphans
+        return Answered(kept=run + rest.kept, in_turn=rest.in_turn, orphans=orphans)
+
+    def kept_fates(self, kept: list[Working]) -> Iterable[tuple[str, Fated]]:
+        """Each kept message's fate (R-ASM-4, R-CONV-3), made once with the window: a run of the
+        window's copies is a slice of their fates."""
+        parts: list[Iterable[tuple[str, Fated]]] = []
+        for i, n, k in self._runs(kept, self.copies):
+            if n < 0:
+                parts.append(((kept[i].key, kept_fate(kept[i])),))
+            else:
+                parts.append(zip(map(_KEY, self.works[n : n + k]), self.fated[n : n + k], strict=True))
+        return chain.from_iterable(parts)
+
+    def _runs(self, ws: list[Working], ref: list[Working]) -> Iterator[tuple[int, int, int]]:
+        """`ws` in pieces `(i, n, k)`: `ws[i : i + k]` is `ref[n : n + k]` (`ref` aligned with the
+        window), or `n` is -1 for a message that is not the window's (`k` = 1)."""
+        at, i = self.at, 0
         while i < len(ws):
             w = ws[i]
             n = at.get(w.key, -1)
-            if n < 0 or works[n] is not w:
-                out.append(self._copy(w))
+            if n < 0 or ref[n] is not w:
+                yield i, -1, 1
                 i += 1
                 continue
-            k = min(len(ws) - i, len(works) - n)
-            while ws[i + k - 1] is not works[n + k - 1]:  # the run ends where the window's messages do
+            k = min(len(ws) - i, len(ref) - n)
+            while ws[i + k - 1] is not ref[n + k - 1]:  # the run ends where the window's messages do
                 k -= 1
-            if not all(map(is_, ws[i : i + k], works[n : n + k])):  # not one run after all
+            if not all(map(is_, ws[i : i + k], ref[n : n + k])):  # not one run after all
                 k = 1
-            out += self.copies[n : n + k]
+            yield i, n, k
             i += k
-        return out
 
     def _copy(self, w: Working) -> Working:
         found = self._copies.get(w.key)
@@ -217,22 +271,33 @@ class State:
             for m in mine[common:]:
                 del self.position[m.id]
             del mine[common:]
-            end = self.ends[common]
-            for w in self.works[end:]:
-                del self.at[w.key]
             del self.ends[common + 1 :]
-            del self.works[end:]
-            del self.copies[end:]
-            del self.sums[end + 1 :]
+            self._cut(self.ends[common])
         for k in range(len(mine), upto):
             m = path[k]
             for w in converted.of(m):
-                self.at[w.key] = len(self.works)
-                self.works.append(w)
-                self.copies.append(self._copy(w))
+                self._append(w)
             self.ends.append(len(self.works))
             self.position[m.id] = k
             mine.append(m)
+
+    def _append(self, w: Working) -> None:
+        """A working message at the window's end, with what is kept of it by position."""
+        self.answers.append(len(self.works), w)
+        self.fated.append(kept_fate(w))
+        self.at[w.key] = len(self.works)
+        self.works.append(w)
+        self.copies.append(self._copy(w))
+
+    def _cut(self, end: int) -> None:
+        """The window's working messages from `end` on forgotten."""
+        self.answers.cut(end, self.works[end:])
+        for w in self.works[end:]:
+            del self.at[w.key]
+        del self.fated[end:]
+        del self.works[end:]
+        del self.copies[end:]
+        del self.sums[end + 1 :]
 
     def _sums_to(self, stop: int, meter: Meter) -> array[int]:
         sums, works = self.sums, self.works
