@@ -238,6 +238,53 @@ def test_r_fix_3_plain_python_agrees_on_every_verified_character(name: str) -> N
     assert plain.count("\U00018d80:A") is None and plain.count("\ud800") is None
 
 
+def test_r_fix_3_written_classes_are_what_regex_answers_on_every_verified_code_point() -> None:
+    """R-FIX-3: the class table `re` splits with is the `regex` module's own answer for every
+    code point of the verified blocks, and the stored patterns are written from it."""
+    from ctxkit.counting import classes, written
+
+    assert classes.stored() == classes.computed()
+    for name in ENCODINGS:
+        pattern = tokens._SPECS[name].pat_str
+        assert written.PATTERNS[name] == classes.written_out(pattern) == classes.explicit(pattern)
+
+
+def test_r_fix_3_the_stand_in_letter_has_the_classes_of_every_big_block_letter() -> None:
+    """R-FIX-3: CJK ideographs and Hangul syllables are split with a stand-in letter in their
+    place, so every class must hold all of them exactly when it holds the stand-in."""
+    from ctxkit.counting import classes
+
+    for name in classes.stored():
+        members = classes._class(name)
+        has = {code for lo, hi in members for code in range(lo, hi + 1)}
+        for lo, hi in classes.BIG:
+            assert all((code in has) == (ord(classes.STAND_IN) in has) for code in range(lo, hi + 1)), name
+
+
+SPLIT_TEXTS = st.text(
+    st.characters(codec="utf-8")
+    | st.sampled_from(list(" \n\t\r\x0b\x0c\x85\xa0\u2028\u3000'0123456789sdmtlvreSDMTLVREſK.,!?-_/:;()[]{}<|>"))
+    | st.sampled_from(list("éжλ中日本語한국어ㅎ🙂\u0301\u05d0½²Ⅻ①\u2013\u2026ſ")),
+    max_size=40,
+)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@settings(max_examples=400, deadline=None)
+@given(text=SPLIT_TEXTS)
+def test_r_fix_3_re_splits_as_regex_on_verified_text(name: str, text: str) -> None:
+    """R-FIX-3: the written-out pattern (`re`) cuts a text of the verified blocks into the
+    pieces tiktoken's pattern gives under `regex`; any other text is declined (None)."""
+    import regex  # type: ignore[import-untyped]
+
+    from ctxkit.counting.bpe import VERIFIED
+
+    _, plain = _both(name)
+    verified = all(any(lo <= ord(c) <= hi for lo, hi in VERIFIED) for c in text)
+    expected = regex.findall(tokens._SPECS[name].pat_str, text) if verified else None
+    assert plain._pieces(text) == expected
+
+
 @pytest.mark.parametrize("name", ENCODINGS)
 def test_r_fix_3_plain_python_remembers_pieces_without_changing_counts(name: str) -> None:
     """Counts of pieces (words) are remembered for the run; long pieces are not, and a

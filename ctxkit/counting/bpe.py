@@ -23,6 +23,10 @@ declined (None) and tiktoken, whose merging is fast at any length, counts it.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from itertools import accumulate
+
 # Blocks whose pre-tokenizer classes (letter, number, mark, space) the `regex` module
 # and tiktoken's Rust regex are checked to agree on, code point by code point
 # (tests/test_tokens.py): old, stable blocks. A text with any other character is left
@@ -40,28 +44,51 @@ _MEMO_SIZE = 200_000  # pieces remembered per encoding (a few MB at most)
 _MEMO_PIECE = 64  # longer pieces (long runs of spaces or digits) rarely recur
 MAX_PIECE = 256  # bytes: ~20 ms of merging; longer pieces go to tiktoken
 MERGE_WORK = 1 << 19  # squared bytes merged per text (~0.15 s): past it, tiktoken counts the text
-# A character outside VERIFIED. Compiled by `regex` (imported for the pattern anyway): the
-# standard `re` builds a bitmap of the whole plane for it, ~4 ms of every start.
-_UNVERIFIED = "[^" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in VERIFIED) + "]"
+
+Split = Callable[[str], list[str]]
 
 
 class PlainBPE:
     def __init__(self, ranks: dict[bytes, int], pattern: str) -> None:
-        import regex  # type: ignore[import-untyped]  # a tiktoken dependency; compiles the pattern in ~1 ms
+        import re
+
+        from ctxkit.counting.classes import explicit
 
         self.ranks = ranks
-        self._split = regex.compile(pattern).findall
-        self._unverified = regex.compile(_UNVERIFIED).search
+        # The pattern's classes written out as ranges of the verified blocks (`classes`), for
+        # `re`: on a text within them it splits as `regex` would, in about a third of the time,
+        # and a character outside them is matched by no class, so the pieces fall short.
+        self._split: Split = re.compile(explicit(pattern)).findall
+        self._big: Callable[[str], str] | None = None  # CJK and Hangul letters -> classes.STAND_IN
         self._counts: dict[str, int] = {}  # piece -> its token count: words recur, merging is the slow part
+
+    def _pieces(self, text: str) -> list[str] | None:
+        """The pre-tokenizer's pieces of `text`, or None when a character is outside VERIFIED."""
+        pieces = self._split(text)
+        if text.isascii() or sum(map(len, pieces)) == len(text):
+            return pieces
+        if self._big is None:
+            import re
+
+            from ctxkit.counting.classes import STAND_IN, big_class
+
+            self._big = functools.partial(re.compile(big_class()).sub, STAND_IN)
+        stand_in = self._big(text)  # every class treats these letters alike: the same cuts
+        pieces = self._split(stand_in)
+        if sum(map(len, pieces)) != len(text):
+            return None  # a character outside VERIFIED
+        ends = list(accumulate(map(len, pieces)))
+        return list(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)))
 
     def count(self, text: str) -> int | None:
         """The exact count, or None for a text left to tiktoken: a character outside the
         verified blocks, a piece over MAX_PIECE bytes, or more than MERGE_WORK of merging."""
-        if not text.isascii() and self._unverified(text):
+        pieces = self._pieces(text)
+        if pieces is None:
             return None
         ranks, counts = self.ranks, self._counts
         total, work = 0, MERGE_WORK
-        for piece in self._split(text):
+        for piece in pieces:
             n = counts.get(piece)
             if n is None:
                 data = piece.encode("utf-8")
@@ -79,7 +106,7 @@ class PlainBPE:
 
     def token_bytes(self, text: str) -> list[bytes]:
         """The tokens of a text, as bytes (for tests: stricter than comparing counts)."""
-        return [token for piece in self._split(text) for token in _merge(piece.encode("utf-8"), self.ranks)]
+        return [token for piece in self._pieces(text) or () for token in _merge(piece.encode("utf-8"), self.ranks)]
 
 
 def _merge(data: bytes, ranks: dict[bytes, int]) -> list[bytes]:
