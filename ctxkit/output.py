@@ -26,7 +26,68 @@ def plural(count: int, noun: str, *, grouped: bool = False) -> str:
 def dumps(value: Any) -> str:
     """The JSON of everything printed. A non-finite number (`Infinity`, `NaN`) is not JSON: it
     is refused (ValueError, a bug: inputs are bounded at load) rather than written."""
-    return json_escaped(json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    try:
+        parts: list[str] = []
+        _write(value, "\n", parts)
+        text = "".join(parts)
+    except _Unusual:  # the library decides (and words the error)
+        text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    return json_escaped(text + "\n")
+
+
+class _Unusual(Exception):
+    """A value `_write` leaves to `json.dumps`: another type, a non-finite float, a cycle."""
+
+
+_encode = json.encoder.encode_basestring  # the C escaper json.dumps uses with ensure_ascii=False
+_NAMES = {None: "null", True: "true", False: "false"}
+
+
+def _write(value: Any, newline: str, out: list[str]) -> None:
+    """`json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)`, appended to `out` in
+    pieces: json's indenting encoder is its Python one, a generator step per value (a payload
+    of 20,000 messages: ~17 ms; here ~11). `newline`: "\\n" and the current indent. A string
+    in a list or map, the most common value, is written in place (no call)."""
+    if isinstance(value, str):
+        out.append(_encode(value))
+    elif value is None or value is True or value is False:
+        out.append(_NAMES[value])
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float) and value - value == 0:  # finite
+        out.append(float.__repr__(value))
+    elif isinstance(value, list | tuple) and len(newline) < 400:
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        separator = "[" + inner
+        for item in value:
+            if type(item) is str:
+                out.append(separator + _encode(item))
+            else:
+                out.append(separator)
+                _write(item, inner, out)
+            separator = "," + inner
+        out.append(newline + "]")
+    elif isinstance(value, dict) and len(newline) < 400:
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        separator = "{" + inner
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _Unusual
+            if type(item) is str:
+                out.append(separator + _encode(key) + ": " + _encode(item))
+            else:
+                out.append(separator + _encode(key) + ": ")
+                _write(item, inner, out)
+            separator = "," + inner
+        out.append(newline + "}")
+    else:
+        raise _Unusual
 
 
 _C1 = re.compile("[\x7f-\x9f]")  # json.dumps escapes C0 controls but writes DEL and C1 as they are
