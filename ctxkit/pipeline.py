@@ -51,9 +51,15 @@ class Result:
 
         A token is at least one byte of text, so when even the UTF-8 size of the
         texts fits, the request fits: small requests are never tokenized for this
-        (a fixture with stored counts does not load its tokenizer).
+        (a fixture with stored counts does not load its tokenizer). Once the assembly has
+        counted texts the tokenizer is loaded, and counting costs about what the bound does.
         """
-        if not self._wire and items.wire_tokens(self.payload, meter=_ByteBound(self.assembly)) <= self.max_input_tokens:
+        bound = not self.assembly.meter.counted_texts
+        if (
+            not self._wire
+            and bound
+            and items.wire_tokens(self.payload, meter=_ByteBound(self.assembly)) <= self.max_input_tokens
+        ):
             return 0
         return items.over_window_tokens(self.wire_tokens(), self.max_input_tokens)
 
