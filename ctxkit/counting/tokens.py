@@ -52,6 +52,8 @@ class TokenCounter(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class _Spec:
+    """A known encoding: the published hashes of its ranks, its pattern and special tokens."""
+
     sha256: str  # of the decompressed .tiktoken file, as published by tiktoken
     cache_sha256: str  # of the ranks cache: marshal.dumps(tokens in rank order, 2) of that file
     pat_str: str

@@ -43,6 +43,8 @@ _ANTHROPIC_TOOL_PROMPT_LATEST = (346, 313)  # Claude 3.7 Sonnet, the Claude 4 fa
 
 @dataclass(frozen=True, slots=True)
 class WireRules:
+    """How a provider's request counts beyond its texts (R-RPL-4): framing, roles, priming."""
+
     provider: str
     model: str
     format: str  # the provider's wire format (its spec's)

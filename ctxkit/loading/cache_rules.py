@@ -47,6 +47,8 @@ class Mode(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Rules:
+    """A provider's prompt-cache rules for one request (R-RPL-5)."""
+
     mode: Mode
     min_tokens: int
     increment: int

@@ -64,6 +64,8 @@ def _as_typed(value: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Effective:
+    """The settings an assembly runs with: the fixture's, the options' and the table's, resolved."""
+
     fixture: Fixture
     provider: str
     model: str

@@ -32,6 +32,8 @@ TOKENIZERS = ("cl100k_base", "o200k_base", "approx")
 
 @dataclass(frozen=True, slots=True)
 class FileRecord:
+    """A file of the fixture's `files:` list, its text or bytes read (R-FIX-4)."""
+
     id: str
     name: str
     kind: FileKind
@@ -50,12 +52,16 @@ class FileRecord:
 
 @dataclass(frozen=True, slots=True)
 class GeneratedImage:
+    """An image a stored tool call generated, by its file id."""
+
     file_id: str
     revised_prompt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
+    """A stored tool call: its arguments, turn and response as the fixture gives them."""
+
     id: str
     name: str
     args: Any  # JSON value, as written in the fixture
@@ -68,6 +74,8 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class StoredMessage:
+    """A stored message of the tree, its parent set by R-FIX-2."""
+
     id: str
     role: Role
     parent: str | None  # None: a child of the implicit root (after R-FIX-2 is applied)
@@ -82,6 +90,8 @@ class StoredMessage:
 
 @dataclass(frozen=True, slots=True)
 class InFlightCall:
+    """A tool call of the in-flight loop, waiting for its result."""
+
     id: str
     name: str
     args: Any
@@ -91,6 +101,8 @@ class InFlightCall:
 
 @dataclass(frozen=True, slots=True)
 class InFlightMessage:
+    """A message of the in-flight loop (R-FIX-1): an assistant's calls or a tool's result."""
+
     role: str  # "assistant" | "tool"
     index: int
     text: str = ""
@@ -136,6 +148,8 @@ class Prices:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
+    """`settings:` with the defaults filled in; ratios are exact decimals."""
+
     safety_margin: Decimal = Decimal("0.05")
     compression_trigger_ratio: Decimal = Decimal("0.75")
     recent_messages_ratio: Decimal = Decimal("0.2")
@@ -159,6 +173,8 @@ class Settings:
 
 @dataclass(frozen=True, slots=True)
 class Prompts:
+    """`prompts:`: the system prompt's parts the fixture overrides."""
+
     system: str | None = None
     custom_agent: str | None = None
     replace_base_system_prompt: bool = False
@@ -168,6 +184,8 @@ class Prompts:
 
 @dataclass(frozen=True, slots=True)
 class UserInfo:
+    """`user_info:`: who the user is, for the system prompt."""
+
     name: str | None = None
     email: str | None = None
     role: str | None = None
@@ -179,6 +197,8 @@ class UserInfo:
 
 @dataclass(frozen=True, slots=True)
 class ToolDef:
+    """A declared tool: a name, or a full definition."""
+
     name: str
     description: str | None = None
     parameters: Any = None  # JSON Schema object, when given
@@ -191,6 +211,8 @@ class ToolDef:
 
 @dataclass(frozen=True, slots=True)
 class TurnOverrides:
+    """`turn:`: the turn state the fixture sets instead of deriving it."""
+
     cycle: int | None = None
     max_cycles: int | None = None
     just_ran_web_search: bool | None = None
@@ -201,6 +223,8 @@ class TurnOverrides:
 
 @dataclass(frozen=True, slots=True)
 class Fixture:
+    """A loaded fixture: the stored tree and everything else the file says, checked."""
+
     source: str  # the name the user gave ("-" for stdin)
     base_dir: Path  # where relative paths resolve
     model: ModelFields

@@ -44,6 +44,8 @@ _DATED = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8})$")
 
 @dataclass(frozen=True, slots=True)
 class ModelInfo:
+    """What the model table says of a model: its window, image support, output reserve, tokenizer."""
+
     max_input_tokens: int
     supports_images: bool
     max_output_tokens: int
@@ -85,6 +87,8 @@ def unknown_defaults(provider: str, name: str) -> ModelDefaults:
 
 @dataclass(frozen=True, slots=True)
 class _Table:
+    """The parsed model table (ctxkit/data), with aliases."""
+
     models: dict[str, dict[str, ModelInfo]]
     aliases: dict[str, str]
     from_package: dict[str, dict[str, str]]  # provider → name → the package's model id, where it gave the window

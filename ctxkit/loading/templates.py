@@ -255,6 +255,8 @@ def validate_overrides(overrides: Mapping[str, object]) -> list[tuple[str, str]]
 
 @dataclass(frozen=True, slots=True)
 class Templates:
+    """The built-in texts with the fixture's and `--templates` overrides applied."""
+
     texts: Mapping[str, str]
     warnings: tuple[str, ...] = ()  # one per overridden template with braces it does not fill
 
