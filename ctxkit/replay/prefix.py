@@ -59,19 +59,19 @@ class Numbers:
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
-        self._recent: list[tuple[list[str], array[int]]] = []  # newest last
+        self._recent: list[tuple[Sequence[Item], array[int]]] = []  # newest last
 
     def of(self, items: Sequence[Item]) -> array[int]:
-        keys = list(map(_KEY, items))
         shared, lent = 0, array("i")
-        for before, numbers in self._recent:
-            if (n := common_prefix(keys, before)) > shared:
+        for before, numbers in self._recent:  # equal items have equal keys (mostly the same objects)
+            if (n := common_prefix(items, before)) > shared:
                 shared, lent = n, numbers
-        found = list(map(self._ids.get, islice(keys, shared, None), repeat(-1)))
+        keys = list(map(_KEY, islice(items, shared, None)))
+        found = list(map(self._ids.get, keys, repeat(-1)))
         for at in each(found, -1):  # a key not numbered yet (usually a new message or two)
-            found[at] = self._ids.setdefault(keys[shared + at], len(self._ids))
+            found[at] = self._ids.setdefault(keys[at], len(self._ids))
         numbers = lent[:shared] + array("i", found)
-        self._recent.append((keys, numbers))
+        self._recent.append((items, numbers))
         if len(self._recent) > self.RECENT:
             del self._recent[0]
         return numbers
