@@ -19,7 +19,7 @@ import pytest
 from ctxkit.assembly import assemble
 from ctxkit.errors import CtxkitError
 from ctxkit.history.working import Call, Kind, Record, Working
-from ctxkit.loading.config import Options
+from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.read import load_fixture
 from ctxkit.replay import driver, state
 
@@ -168,3 +168,21 @@ def test_r_asm_8_orphans_on_a_sliding_window(generated: Path) -> None:
             _walk_equals_afresh(shared, run[start:], list(a.converted.in_turn))
 
     assert _replay(generated, Options(max_input_tokens=3_000), check) > 50
+
+
+def test_r_cmp_1_reserved_tokens_per_date_equal_afresh() -> None:
+    """Replay's R-CMP-1 check reserves the worst-case system prompt once per date (`Summaries`):
+    what it keeps for each call's date equals `reserved_tokens` afresh, across midnight."""
+    from ctxkit.replay.calls import Planner
+
+    planner = Planner(load_fixture(str(FIXTURES / "replay" / "system_date.yaml")))
+    dates = set()
+    for call in planner.calls():
+        if call.clock is None:
+            continue
+        eff, reserved = planner.summaries._settings_of(call)
+        meter = planner.summaries._meter_of(eff)
+        assert reserved == assemble.reserved_tokens(eff, meter, assemble.today(eff))
+        assert assemble.today(eff) == assemble.today(resolve(call.fixture, call.options))
+        dates.add(assemble.today(eff))
+    assert len(dates) == 2

@@ -94,12 +94,14 @@ class Trigger:
     due: bool  # history > threshold, and only when there is room at all (available > 0)
 
 
-def trigger(eff: Effective, meter: Meter, history: int) -> Trigger:
+def trigger(eff: Effective, meter: Meter, history: int, reserved: int | None = None) -> Trigger:
     """R-CMP-1: is a summary due for `history` tokens? Used by `compress` and by replay.
 
     When the fixed parts alone fill the window (available ≤ 0) the threshold is negative
-    and any history exceeds it, but a summary cannot make room: not due."""
-    reserved = reserved_tokens(eff, meter)
+    and any history exceeds it, but a summary cannot make room: not due. `reserved`:
+    `reserved_tokens(eff, meter)` when the caller has it (replay asks once per date)."""
+    if reserved is None:
+        reserved = reserved_tokens(eff, meter)
     available = eff.max_input_tokens - reserved
     threshold = floor_ratio(available, eff.settings.compression_trigger_ratio)
     return Trigger(reserved, available, threshold, available > 0 and history > threshold)

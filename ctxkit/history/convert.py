@@ -35,7 +35,7 @@ class Converted:
 
     def __init__(self, branch: Branch, fixture: Fixture, templates: Templates) -> None:
         self._branch, self._fixture, self._templates = branch, fixture, templates
-        self._files = {f.id: f for f in fixture.files}
+        self._files = self._file_index(fixture)
         s = branch.summary
         self._head: tuple[Working, ...] = ()
         if s is not None:
@@ -55,6 +55,10 @@ class Converted:
         self._history: tuple[Working, ...] | None = None
         self._summarized_files: tuple[str, ...] | None = None
         self._files_in_order: tuple[str, ...] | None = None
+
+    def _file_index(self, fixture: Fixture) -> dict[str, FileRecord]:
+        """Each file by id (read only)."""
+        return {f.id: f for f in fixture.files}
 
     def _of(self, m: StoredMessage) -> tuple[Working, ...]:
         return message(m, self._files, self._fixture, self._templates)

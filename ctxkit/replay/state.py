@@ -56,6 +56,7 @@ class State:
         self.items = ItemMemo()
         self.translation = TranslationMemo()
         self._basis: tuple[object, ...] | None = None
+        self.files: dict[str, FileRecord] = {}  # each file by id, for the basis's files
         self._fixed: list[tuple[tuple[object, ...], Fixed, tuple[str, ...]]] = []  # newest first
         self._done: dict[str, tuple[StoredMessage, tuple[Working, ...]]] = {}  # message id → its working messages
         self._copies: dict[str, tuple[Working, Working]] = {}  # key → (message, its cacheable copy)
@@ -102,6 +103,7 @@ class State:
         )
         if basis != self._basis:  # what a conversion or a cost depends on changed: start afresh
             self._basis, self._done, self._copies = basis, {}, {}
+            self.files = {f.id: f for f in fixture.files}
             self._reset_window()
         return _Converted(branch, fixture, eff.templates, self)
 
@@ -315,6 +317,9 @@ class _Converted(convert.Converted):
         self.base = len(branch.summarized)  # the index of stored[0] on the root path
         self.head_units = self.units - 1 - len(self.stored)  # 1 when a summary applies
         state.sync(branch.path, self.base + len(self.stored), self)
+
+    def _file_index(self, fixture: Fixture) -> dict[str, FileRecord]:
+        return self.state.files  # made when the files changed (`State.converted`)
 
     def of(self, m: StoredMessage) -> tuple[Working, ...]:
         return self.state.message(m, self._files, self._fixture, self._templates)

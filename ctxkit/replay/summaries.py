@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ctxkit.assembly.assemble import reserved_tokens
 from ctxkit.assembly.system import format_date
 from ctxkit.compression.compress import message_tokens, trigger
 from ctxkit.compression.compress import plan as compression_plan
@@ -36,7 +37,7 @@ class Summaries:
         self._counts = counts
         self._meter: Meter | None = None  # R-CMP-1 counts, shared by every question's check
         self._running: list[int] = []
-        self._settings: dict[str, Effective] = {}  # by the system prompt's date: see `_settings_of`
+        self._settings: dict[str, tuple[Effective, int]] = {}  # by the system prompt's date: see `_settings_of`
 
     def visible(self, user: StoredMessage) -> tuple[StoredMessage, ...]:
         """The stored messages of a call answering `user`: a summary written after its turn does
@@ -48,7 +49,7 @@ class Summaries:
     def due(self, user: StoredMessage, answer: StoredMessage | None, last: ReplayCall) -> bool:
         """R-CMP-1 on the branch up to U's answer; with --compress-as, a simulated summary node."""
         upto = answer if answer is not None else user
-        if not self._due(self._settings_of(last), last.summary, upto):
+        if not self._due(*self._settings_of(last), last.summary, upto):
             return False
         if self.compress_as is None:
             return True
@@ -79,30 +80,36 @@ class Summaries:
         self.messages = self.fixture.messages + tuple(self.synthetic)
         return True
 
-    def _settings_of(self, last: ReplayCall) -> Effective:
+    def _settings_of(self, last: ReplayCall) -> tuple[Effective, int | None]:
         """The settings R-CMP-1's trigger reads (the window, the ratio, the worst-case system prompt
-        of the call's date), resolved once per date rather than once per question: they are the
-        same for every call of a replay but for the date the system prompt shows."""
+        of the call's date, and the tokens it reserves), resolved once per date rather than once
+        per question: they are the same for every call of a replay but for the date the system
+        prompt shows."""
         if last.clock is None:  # the real clock's date: resolved afresh
-            return resolve(last.fixture, last.options)
+            return resolve(last.fixture, last.options), None
         date = format_date(last.clock)
         found = self._settings.get(date)
         if found is None:
-            found = self._settings[date] = resolve(last.fixture, last.options)
+            eff = resolve(last.fixture, last.options)
+            found = self._settings[date] = (eff, reserved_tokens(eff, self._meter_of(eff)))
         return found
 
-    def _due(self, eff: Effective, summary: StoredMessage | None, leaf: StoredMessage) -> bool:
+    def _meter_of(self, eff: Effective) -> Meter:
+        if self._meter is None:
+            self._meter = meter_for(eff, self._counts)
+        return self._meter
+
+    def _due(self, eff: Effective, reserved: int | None, summary: StoredMessage | None, leaf: StoredMessage) -> bool:
         """R-CMP-1, as `compression.compress.plan` decides it, from running sums over the branch.
 
         The full plan walks the whole branch; replay asks after every question, so the message
         tokens are summed once along the branch and each question reads two of the sums."""
-        if self._meter is None:
-            self._meter = meter_for(eff, self._counts)
+        meter = self._meter_of(eff)
+        if not self._running:
             running = [0]
             for m in self.path:
-                running.append(running[-1] + message_tokens(m, self._meter))
+                running.append(running[-1] + message_tokens(m, meter))
             self._running = running
-        meter = self._meter
         cutoff = 0
         if summary is not None and summary.summarizes_through in self.position:
             cutoff = self.position[summary.summarizes_through] + 1
@@ -110,4 +117,4 @@ class Summaries:
         history = self._running[end] - self._running[cutoff]
         if summary is not None:
             history += message_tokens(summary, meter)
-        return trigger(eff, meter, history).due
+        return trigger(eff, meter, history, reserved).due
