@@ -81,7 +81,7 @@ class TranslationMemo:
         old = self.window
         self._size = len(messages)
         self.runs = _runs(messages, old)
-        self.fresh = self.uncarried()
+        self.fresh = self._uncarried()
         self.imaged = self._marked(self.imaged, messages, lambda w: bool(w.images))
         self.calls = self._marked(self.calls, messages, lambda w: bool(w.tool_calls))
         self.results = self._marked(self.results, messages, lambda w: w.tool_call_id is not None)
@@ -102,24 +102,27 @@ class TranslationMemo:
             at = i + k
         return out
 
-    def carried(self, values: list[T], *, moved: bool = True) -> list[T | None]:
-        """`values`, aligned with the last window, aligned with this one: each run's slice (with
-        `moved=False`, only a run that kept its position), None elsewhere."""
+    def carried(self, values: list[T]) -> list[T | None]:
+        """`values`, aligned with the last window, aligned with this one: each run's slice, None
+        elsewhere (at the positions in `fresh`)."""
         out: list[T | None] = []
         at = 0
         for i, j, k in self.runs:
             out += [None] * (i - at)
-            out += values[j : j + k] if moved or i == j else [None] * k
+            out += values[j : j + k]
             at = i + k
         out += [None] * (self._size - at)
         return out
 
-    def uncarried(self, *, moved: bool = True) -> list[int]:
-        """The positions `carried` fills with None."""
+    def moved(self) -> list[int]:
+        """The positions of the runs that are not where they were in the last window."""
+        return [p for i, j, k in self.runs if i != j for p in range(i, i + k)]
+
+    def _uncarried(self) -> list[int]:
         out: list[int] = []
         at = 0
-        for i, j, k in self.runs:
-            out += range(at, i if moved or i == j else i + k)
+        for i, _, k in self.runs:
+            out += range(at, i)
             at = i + k
         out += range(at, self._size)
         return out

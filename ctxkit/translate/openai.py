@@ -115,8 +115,8 @@ def sent_messages(
     a: TranslationInput, prepared: Prepared, make: Callable[[WireMessage], dict[str, Any]]
 ) -> tuple[Sent, ...]:
     """One payload message per wire message, made by `make`. With a memo, each working message's
-    dict, item key and counts are made once, and a run of the last request's messages that kept
-    its place keeps its payload messages (R-RPL-9); a tool result's framing names its call
+    dict, item key and counts are made once, and a run of the last request's messages keeps its
+    payload messages, moved to their new places (R-RPL-9); a tool result's framing names its call
     (OpenAI, R-RPL-4): it depends on the calls the request holds, so it is decided per request."""
     rules = items.request_rules(a.provider, a.model, a.meter)
     wires, memo = prepared.messages, a.memo
@@ -124,12 +124,16 @@ def sent_messages(
         names = {c.id: c.name for m in wires for c in m.tool_calls}
         return tuple(_sent(a, rules, n, m, make, names) for n, m in enumerate(wires))
     names = {c.id: c.name for p in memo.calls for c in wires[p].tool_calls}
-    out: list[Sent | None] = memo.carried(memo.sent, moved=False)
+    out: list[Sent | None] = memo.carried(memo.sent)
     out += [None] * (len(wires) - len(out))  # the cap's notice
+    for n in memo.moved():  # the same payload message, at its new place
+        s = out[n]
+        if s is not None:
+            out[n] = Sent(s.role, s.parts, (n,), s.known, s.frame)
     renamed = {i for i, _ in names.items() ^ memo.names.items()}  # calls whose results' framing changed
-    redo = {0, *memo.uncarried(moved=False), *memo.imaged, *range(prepared.placed, len(wires))}
-    # made afresh: what no unmoved run brings, the first message (a model's system-message
-    # rules), the cap's notice, and what depends on the window: images, results of renamed calls
+    redo = {0, *memo.fresh, *memo.imaged, *range(prepared.placed, len(wires))}
+    # made afresh: what no run brings, the first message (a model's system-message rules), the
+    # cap's notice, and what depends on the window: images, results of renamed calls
     redo.update(p for p in memo.results if renamed and wires[p].tool_call_id in renamed)
     for n in sorted(redo):
         if n < len(wires):
