@@ -128,10 +128,16 @@ class TranslationMemo:
         return out
 
     def entry(self, w: Working) -> MemoEntry:
-        """The entry of a message without images that is in no run (`fresh`)."""
+        """The entry of a message without images that is in no run (`fresh`). A message that
+        differs from its entry's only by being cacheable (it joined the history's cacheable copies)
+        gets a new entry with the same fragment: no translator reads that flag, only its wire
+        message (R-TR-8's prefix)."""
         found = self._entries.get(w.key)
         if found is None or (found.working is not w and found.working != w):
-            found = self._entries[w.key] = MemoEntry(w)
+            made = MemoEntry(w)
+            if found is not None and found.working.with_(cacheable=w.cacheable) == w:
+                made.fragment = found.fragment
+            found = self._entries[w.key] = made
         return found
 
     def keep(self, wires: list[Any]) -> None:
