@@ -206,17 +206,20 @@ def replay_section(r: R) -> list[str]:
 
 
 REPLAY_PROSE = (
-    "Shared between calls, through the one state the replay driver owns (`ctxkit/replay/state.py`): "
-    "each stored message's conversion, cacheable copy and cost; each distinct text's token count; "
-    "the working messages along the branch with running sums of their costs, so that truncation "
-    "is two bisections; each distinct prompt item's canonical JSON and tokens; the price model, "
-    "looked up once. What each call still pays is the rest of the pipeline over its window (about "
-    "120 messages at 8,000 tokens; at 128,000 tokens the whole 2,000-message history): mostly "
-    "translation (preparation and the provider's body) and the prompt items, then the break and "
-    "the cache trie; of assembly, the fixed parts and one pass over the kept messages (fates, "
-    "orphans, cacheable copies). Counting the history once costs about 0.07 ms per call's share "
-    "of it, so 3× leaves about 0.2 ms per call: only translating and keying what changed between "
-    "consecutive calls can reach it."
+    "Shared between calls, through the one state the replay driver owns (`ctxkit/replay/state.py`) "
+    "and the memos beside it: each stored message's conversion, cacheable copy and cost; each distinct "
+    "text's token count; the working messages along the branch with running sums, so that truncation "
+    "is two bisections; the fixed parts while the date, turn state and settings stay the same; each "
+    "window message's announcing call and kept fate (orphans and fates of a kept run without a walk); "
+    "the last window's translation, reused for the runs of the same working messages; the items of "
+    "payload messages that came back unchanged; the cache trie walked from where a call parts from "
+    "the previous one. What each call still pays in proportion to its window: the prompt items of "
+    "messages whose position moved (an item holds absolute indices, and a window that slides at 8,000 "
+    "tokens moves every message), the kept items' details for later breaks, Anthropic's and Gemini's "
+    "turns, and the branch path copied out of the shared paths (about five tuples the length of the "
+    "history). Counting the history once costs about 0.07 ms per call's share of it, so 3× leaves "
+    "about 0.2 ms per call; items that do not hold their position, and a branch that is a view, are "
+    "the next steps."
 )
 
 
