@@ -91,6 +91,14 @@ RECORDS = st.fixed_dictionaries(
 )
 
 
+def _error_lines(err: str) -> bool:
+    """Each error one line starting `error:`, all of them listed (SPEC: no crash on any input). A
+    one-line log whose record holds a `ctxkit` key reads as a fixture (`{"ctxkit": null}` is
+    one), and the fixture's check lists every problem it finds, a line each."""
+    lines = err.splitlines()
+    return bool(lines) and err.endswith("\n") and all(line.startswith("error: ") for line in lines)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=st.lists(RECORDS | VALUES, min_size=1, max_size=4), skip_bad=st.booleans())
 def test_r_log_1_hostile_records_are_an_error_never_a_crash(tmp_path: Path, records: list[Any], skip_bad: bool) -> None:
@@ -99,7 +107,7 @@ def test_r_log_1_hostile_records_are_an_error_never_a_crash(tmp_path: Path, reco
     r = ctxkit("replay", str(path), "--format", "json", *(["--skip-bad"] if skip_bad else []), expect=None)
     assert r.code in (0, 2), str(r)
     if r.code == 2:
-        assert r.err.startswith("error: ") and r.err.count("\n") == 1, str(r)
+        assert _error_lines(r.err), str(r)
 
 
 INTERACTIONS = st.fixed_dictionaries(
@@ -143,4 +151,12 @@ def test_r_log_1_hostile_cassettes_are_an_error_never_a_crash(tmp_path: Path, in
     r = ctxkit("replay", str(path), "--format", "json", expect=None)
     assert r.code in (0, 2), str(r)
     if r.code == 2:
-        assert r.err.startswith("error: ") and r.err.count("\n") == 1, str(r)
+        assert _error_lines(r.err), str(r)
+
+
+def test_r_log_1_a_record_that_reads_as_a_fixture_lists_each_problem_on_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"ctxkit": null}\n', encoding="utf-8")
+    r = ctxkit("replay", str(path), "--format", "json", expect=2)
+    assert _error_lines(r.err) and r.err.count("\n") == 2, str(r)
+    assert "missing required key 'model'" in r.err and "/ctxkit: must be 1, got null" in r.err
