@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,9 @@ from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.pipeline import Result, run
+from ctxkit.replay import driver
 from ctxkit.reports.explain import rows as explain_rows
+from ctxkit.translate.items import prompt_items, read_items
 
 HEAD = """\
 ctxkit: 1
@@ -84,6 +86,37 @@ def tool_calls(
         call["response"] = draw(response)
         calls.append(call)
     return calls
+
+
+def replay_against_fresh(
+    fixture: Any, options: Options, monkeypatch: Any, also: Callable[[Result], object] | None = None
+) -> int:
+    """Replay, checking every call against the call assembled afresh (R-RPL-9's oracle): the same
+    body, rows, warnings and cache prefix, and the items the replay counted equal the items read
+    back from the fresh body; `also(result)` adds a check of its own. The number of calls."""
+    counted: list[Any] = []
+
+    def recording(payload: Any, **kw: Any) -> Any:
+        counted.append(prompt_items(payload, **kw))
+        return counted[-1]
+
+    monkeypatch.setattr("ctxkit.replay.driver.prompt_items", recording)
+    seen = 0
+
+    def check(index: int, call: Any, result: Result) -> None:
+        nonlocal seen
+        fresh = run(call.fixture, call.options)
+        assert result.payload.body == fresh.payload.body, index
+        assert result.payload.prepared.rows == fresh.payload.prepared.rows, index
+        assert result.payload.prepared.warnings == fresh.payload.prepared.warnings, index
+        assert result.payload.prepared.cache_prefix_messages == fresh.payload.prepared.cache_prefix_messages
+        assert counted[-1] == read_items(fresh.payload, meter=fresh.assembly.meter), index
+        if also is not None:
+            also(result)
+        seen += 1
+
+    driver.replay(fixture, options, on_call=check)
+    return seen
 
 
 def bench_history(n: int) -> dict[str, Any]:

@@ -120,26 +120,14 @@ messages:
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_r_rpl_9_tool_ids_names_and_fixups_are_the_requests_own(tmp_path: Any, provider: str) -> None:
+def test_r_rpl_9_tool_ids_names_and_fixups_are_the_requests_own(
+    tmp_path: Any, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """R-TR-3/R-TR-4 through the memo: Anthropic's renamed and repeated ids, Gemini's calls
     before the first user content and its response names, wrapped arguments and the fix-up
-    lines are decided per request; every replayed call equals the call assembled afresh."""
-    from ctxkit.replay.driver import replay
-
-    from .helpers import write
+    lines are decided per request; every replayed call equals the call assembled afresh, and
+    its emitted items equal the items read back from its own body."""
+    from .helpers import replay_against_fresh, write
 
     fixture = load_fixture(str(write(tmp_path, TOOL_IDS)))
-    seen = 0
-
-    def check(index: int, call: Any, result: Any) -> None:
-        nonlocal seen
-        fresh = run(call.fixture, call.options)
-        assert result.payload.body == fresh.payload.body, index
-        assert result.payload.prepared.warnings == fresh.payload.prepared.warnings, index
-        assert _same_items(result) >= 0
-        meter = result.assembly.meter
-        assert prompt_items(result.payload, meter=meter) == read_items(fresh.payload, meter=fresh.assembly.meter)
-        seen += 1
-
-    replay(fixture, Options(provider=provider), on_call=check)
-    assert seen == 7
+    assert replay_against_fresh(fixture, Options(provider=provider), monkeypatch, also=_same_items) == 7

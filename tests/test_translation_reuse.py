@@ -22,12 +22,9 @@ from ctxkit import providers
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
-from ctxkit.pipeline import run
-from ctxkit.replay import driver
-from ctxkit.translate.items import prompt_items, read_items
 from ctxkit.translate.memo import _runs
 
-from .helpers import tool_calls
+from .helpers import replay_against_fresh, tool_calls
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
 WORDS = st.text(alphabet="abcdefgh ", min_size=1, max_size=200).map(lambda s: s.strip() or "x")
@@ -69,31 +66,6 @@ def conversations(draw: Any) -> dict[str, Any]:
     }
 
 
-def _replay_against_fresh(fixture: Any, options: Options, monkeypatch: pytest.MonkeyPatch) -> int:
-    """Replay, checking every call against the call made afresh; the number of calls."""
-    counted: list[Any] = []
-
-    def recording(payload: Any, **kw: Any) -> Any:
-        counted.append(prompt_items(payload, **kw))
-        return counted[-1]
-
-    monkeypatch.setattr("ctxkit.replay.driver.prompt_items", recording)
-    seen = 0
-
-    def check(index: int, call: Any, result: Any) -> None:
-        nonlocal seen
-        fresh = run(call.fixture, call.options)
-        assert result.payload.body == fresh.payload.body, index
-        assert result.payload.prepared.rows == fresh.payload.prepared.rows, index
-        assert result.payload.prepared.warnings == fresh.payload.prepared.warnings, index
-        assert result.payload.prepared.cache_prefix_messages == fresh.payload.prepared.cache_prefix_messages
-        assert counted[-1] == read_items(fresh.payload, meter=fresh.assembly.meter), index
-        seen += 1
-
-    driver.replay(fixture, options, on_call=check)
-    return seen
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=conversations(), window=st.sampled_from([300, 450, 700, 1_200, 100_000]))
 def test_r_rpl_9_carried_translation_equals_a_fresh_one(
@@ -102,7 +74,7 @@ def test_r_rpl_9_carried_translation_equals_a_fresh_one(
     path = tmp_path / "reuse.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     try:
-        assert _replay_against_fresh(load_fixture(str(path)), Options(max_input_tokens=window), monkeypatch) > 0
+        assert replay_against_fresh(load_fixture(str(path)), Options(max_input_tokens=window), monkeypatch) > 0
     except RuleError:
         pass  # a window too small for a call's fixed parts (R-ASM-2/3): nothing to compare
 
