@@ -11,7 +11,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from report import R, fmt, get, med, mib, table, verdict
+from report import CPU, R, fmt, get, med, mib, table, verdict
 
 WHAT_COUNTS = {
     "budget": "the assembly, then every dropped message (dropped tokens) and the translated payload (wire tokens)",
@@ -120,7 +120,7 @@ def summary(r: R, d: dict[str, Any]) -> list[str]:
         ]
     )
     replay = r.get("replay history-20000")
-    times = (med(replay["total"]), med(replay["floor"])) if replay else (None, None)
+    times = (med(replay["total"], CPU), med(replay["floor"], CPU)) if replay else (None, None)
     ratio = times[0] / times[1] if times[0] and times[1] else None
     rows.append(
         [
@@ -134,7 +134,7 @@ def summary(r: R, d: dict[str, Any]) -> list[str]:
         ]
     )
     wide = r.get(f"replay history-2000 at {WIDE_WINDOW:,}")
-    wide_times = (med(wide["total"]), med(wide["floor"])) if wide else (None, None)
+    wide_times = (med(wide["total"], CPU), med(wide["floor"], CPU)) if wide else (None, None)
     wide_ratio = wide_times[0] / wide_times[1] if wide_times[0] and wide_times[1] else None
     rows.append(
         [

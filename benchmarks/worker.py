@@ -198,7 +198,7 @@ def job_replay(p: dict[str, Any]) -> dict[str, Any]:
     samples, done = timed(lambda: replay(fixture, opts), p["repeat"])
     doc = json.loads(Path(p["path"]).read_text(encoding="utf-8"))
     system = run(fixture).assembly.segments["system"][0].text
-    floor, _ = timed(peers.count_everything(peers.chat_messages(doc, system)), p["repeat"])
+    floor, _ = timed(peers.count_everything(peers.chat_messages(doc, system)), p.get("floor_repeat", p["repeat"]))
     return {"total": samples, "floor": floor, "calls": len(done.calls)}
 
 
