@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -170,8 +171,8 @@ def _not_due(eff: Effective, decided: Trigger, history: int) -> str:
 
 
 def _rows(
-    removed: tuple[StoredMessage, ...],
-    after: tuple[StoredMessage, ...],
+    removed: Sequence[StoredMessage],
+    after: Sequence[StoredMessage],
     costs: list[int],
     summarized: tuple[StoredMessage, ...],
     kept: tuple[StoredMessage, ...],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import chain
 
 from ctxkit.errors import InputError, Problem
 from ctxkit.history.tree import Branch
@@ -146,7 +147,9 @@ class Converted:
         """Every file id of the branch in order of first appearance."""
         if self._files_in_order is None:
             branch = self._branch
-            self._files_in_order = tuple(dict.fromkeys(fid for m in branch.summarized + branch.live for fid in m.files))
+            self._files_in_order = tuple(
+                dict.fromkeys(fid for m in chain(branch.summarized, branch.live) for fid in m.files)
+            )
         return self._files_in_order
 
 

@@ -8,26 +8,95 @@ message is above another (replay's branch cause, R-RPL-6).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from ctxkit.loading.domain import Fixture, Role, StoredMessage
 
 _SUMMARY = Role.SUMMARY  # a module name: an enum class attribute costs more than a loop step (3.11)
 
 
+class Stretch(Sequence[StoredMessage]):
+    """`messages[start:stop]` without the copy: a branch's parts are stretches of one root path,
+    and a replay's calls (thousands, each on a path as long as the history) slice them every call.
+
+    The list under it is never changed where a stretch can see it: `Paths` only appends to it, and
+    starts a new list where a path leaves the last one."""
+
+    __slots__ = ("_of", "_start", "_stop")
+
+    def __init__(self, of: Sequence[StoredMessage], start: int = 0, stop: int | None = None) -> None:
+        self._of, self._start = of, start
+        self._stop = len(of) if stop is None else stop
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    @overload
+    def __getitem__(self, i: int) -> StoredMessage: ...
+    @overload
+    def __getitem__(self, i: slice) -> Stretch: ...
+    def __getitem__(self, i: int | slice) -> StoredMessage | Stretch:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._stop - self._start)
+            if step != 1:
+                raise ValueError("a stretch is sliced with step 1 only")
+            return Stretch(self._of, self._start + start, self._start + max(start, stop))
+        n = i + self._stop if i < 0 else i + self._start
+        if not self._start <= n < self._stop:
+            raise IndexError(i)
+        return self._of[n]
+
+    def __iter__(self) -> Iterator[StoredMessage]:
+        return map(self._of.__getitem__, range(self._start, self._stop))
+
+    def __reversed__(self) -> Iterator[StoredMessage]:
+        return map(self._of.__getitem__, range(self._stop - 1, self._start - 1, -1))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a is b or a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Stretch({list(self)!r})"
+
+
 @dataclass(frozen=True, slots=True)
 class Branch:
-    path: tuple[StoredMessage, ...]  # root → leaf, non-summary messages only
+    """The path root → leaf and its parts, each a `Stretch` of it (no copies)."""
+
+    path: Stretch  # root → leaf, non-summary messages only
     summary: StoredMessage | None  # the applicable summary node (R-TREE-3)
-    summarized: tuple[StoredMessage, ...]  # branch messages the summary removes
-    live: tuple[StoredMessage, ...]  # after the cutoff, up to the last user message
-    after_last_user: tuple[StoredMessage, ...]  # R-TURN-1
-    last_user: StoredMessage | None
+    cut: int  # path[:cut] is what the summary removes
+    last: int | None  # the last user message's index on `path` (R-TURN-1); None: there is none after the cut
 
     @property
-    def after_cutoff(self) -> tuple[StoredMessage, ...]:
+    def summarized(self) -> Stretch:
+        """Branch messages the summary removes."""
+        return self.path[: self.cut]
+
+    @property
+    def live(self) -> Stretch:
+        """After the cutoff, up to the last user message."""
+        return self.path[self.cut : len(self.path) if self.last is None else self.last + 1]
+
+    @property
+    def after_last_user(self) -> Stretch:
+        """R-TURN-1: the branch messages after the last user message."""
+        return self.path[len(self.path) if self.last is None else self.last + 1 :]
+
+    @property
+    def last_user(self) -> StoredMessage | None:
+        return None if self.last is None else self.path[self.last]
+
+    @property
+    def after_cutoff(self) -> Stretch:
         """Every branch message after the summary's cutoff, the leaf included."""
-        return self.live + self.after_last_user
+        return self.path[self.cut :]
 
 
 def default_leaf(fixture: Fixture) -> str | None:
@@ -68,35 +137,35 @@ def path_to(fixture: Fixture, leaf: str | None) -> tuple[StoredMessage, ...]:
     return tuple(path)
 
 
-Path = tuple[StoredMessage, ...]
-
-
 class Paths:
     """Branch lookups shared by the calls of one replay (R-RPL-9): one id index and summary list
     per message tuple, and the last path with its positions, which the next call's path usually
-    extends (walking up from the new leaf stops where it meets it)."""
+    extends (walking up from the new leaf stops where it meets it). Each path is given as a
+    `Stretch` of one list that is only appended to: a path that leaves the last one below its
+    end starts a new list, so the stretches given before never change."""
 
     def __init__(self) -> None:
         self._messages: tuple[StoredMessage, ...] | None = None
         self._by_id: dict[str, StoredMessage] = {}
         self._summaries: list[StoredMessage] = []
-        self._path: list[StoredMessage] = []
-        self._position: dict[str, int] = {}
+        self._path: list[StoredMessage] = []  # the last path is `_path[:_end]`
+        self._end = 0
+        self._position: dict[str, int] = {}  # the last path's messages by id
 
     def _index(self, fixture: Fixture) -> None:
         if fixture.messages is self._messages:
             return
         self._by_id = by_id = {m.id: m for m in fixture.messages}
-        if not all(by_id.get(m.id) is m for m in self._path):  # replay only hides or adds summaries
-            self._path, self._position = [], {}
+        if not all(by_id.get(m.id) is m for m in self._path[: self._end]):  # replay only hides or adds summaries
+            self._path, self._end, self._position = [], 0, {}
         self._messages = fixture.messages
         self._summaries = [m for m in fixture.messages if m.role is Role.SUMMARY]
 
-    def select(self, fixture: Fixture, leaf: str | None) -> tuple[Path, dict[str, int], list[StoredMessage]]:
+    def select(self, fixture: Fixture, leaf: str | None) -> tuple[Stretch, dict[str, int], list[StoredMessage]]:
         """The path to `leaf`, each id's position on it, and the fixture's summary nodes."""
         self._index(fixture)
         if leaf is None:
-            return (), {}, self._summaries
+            return Stretch(()), {}, self._summaries
         by_id, path, position = self._by_id, self._path, self._position
         climbed: list[StoredMessage] = []
         node: StoredMessage | None = by_id[leaf]
@@ -107,20 +176,22 @@ class Paths:
             climbed.append(node)
             node = by_id[node.parent] if node.parent is not None else None
         keep = position[node.id] + 1 if node is not None else 0
-        for m in path[keep:]:
+        for m in path[keep : self._end]:
             del position[m.id]
-        del path[keep:]
+        if climbed and keep < len(path):  # the list past `keep` may be seen by earlier stretches
+            path = self._path = path[:keep]
         for m in reversed(climbed):
             position[m.id] = len(path)
             path.append(m)
-        return tuple(path), position, self._summaries
+        self._end = keep + len(climbed)
+        return Stretch(path, 0, self._end), position, self._summaries
 
 
 def select(fixture: Fixture, leaf: str | None, *, paths: Paths | None = None) -> Branch:
     if paths is not None:
         path, on_branch, candidates = paths.select(fixture, leaf if leaf is not None else default_leaf(fixture))
     else:
-        path = default_path(fixture) if leaf is None else path_to(fixture, leaf)
+        path = Stretch(default_path(fixture) if leaf is None else path_to(fixture, leaf))
         candidates = [m for m in fixture.messages if m.role is _SUMMARY]
         on_branch = {m.id: i for i, m in enumerate(path)} if candidates else {}  # only summaries ask
     summary = None
@@ -130,11 +201,8 @@ def select(fixture: Fixture, leaf: str | None, *, paths: Paths | None = None) ->
     cut = 0
     if summary is not None and summary.summarizes_through in on_branch:
         cut = on_branch[summary.summarizes_through] + 1
-    summarized, rest = path[:cut], path[cut:]
-    last = next((i for i in range(len(rest) - 1, -1, -1) if rest[i].role is Role.USER), None)
-    if last is None:
-        return Branch(path, summary, summarized, rest, (), None)
-    return Branch(path, summary, summarized, rest[: last + 1], rest[last + 1 :], rest[last])
+    last = next((i for i in range(len(path) - 1, cut - 1, -1) if path[i].role is Role.USER), None)
+    return Branch(path, summary, cut, last)
 
 
 class Ancestry:

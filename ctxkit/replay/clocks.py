@@ -24,11 +24,11 @@ class Clocks:
         self._dated: dict[str, tuple[StoredMessage | None, int]] = {}  # see `_dated_above`
         self._depth: dict[str, int] = {}
 
-    def at(self, loop: Sequence[InFlightMessage], live: tuple[StoredMessage, ...]) -> datetime | None:
+    def at(self, loop: Sequence[InFlightMessage], live: Sequence[StoredMessage]) -> datetime | None:
         """R-RPL-3: the last dated message sent (in flight first, then the live branch), else `now`."""
         return last_at(loop) or self._last_live_at(live) or self.now
 
-    def _last_live_at(self, live: tuple[StoredMessage, ...]) -> datetime | None:
+    def _last_live_at(self, live: Sequence[StoredMessage]) -> datetime | None:
         """`last_at(live)`: `live` is a stretch of one root path."""
         if not live:
             return None

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from operator import attrgetter, is_, itemgetter
 
@@ -256,7 +256,7 @@ class State:
         self._done[m.id] = (m, produced)
         return produced
 
-    def sync(self, path: tuple[StoredMessage, ...], upto: int, converted: _Converted) -> None:
+    def sync(self, path: Sequence[StoredMessage], upto: int, converted: _Converted) -> None:
         """Make the window's arrays run over `path[:upto]`: keep what the last calls' path shares
         with it (root paths that share a message share everything above it), convert the rest."""
         mine = self.path
