@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxkit.counting.reported import CACHE_KEYS, UsageShape
 from ctxkit.history.working import MessageKey, Origin
 from ctxkit.loading.cache_rules import Mode
 from ctxkit.replay.cache import Limit
@@ -31,11 +32,12 @@ from .helpers import assembled_or_skip
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ctxkit"
 # Replay's closed lists. (A working message's Kind and Origin share their values with wire roles
-# and template names, so a literal of those values is not necessarily one of them.)
+# and template names, and a usage's `UsageShape` with provider and format names, so a literal of
+# those values is not necessarily one of them.)
 CLOSED_LISTS: tuple[type[enum.StrEnum], ...] = (Cause, Limit, Mode, Verdict)
-# Names whose values are a closed list (these, Fate, Origin, Segment): comparing them with a
-# literal is the protocol.
-TYPED_NAMES = {"cause", "limit", "mode", "verdict", "fate", "origin", "segment"}
+# Names whose values are a closed list (these, Fate, Origin, Segment; `shape`: a `Reported`'s usage
+# shape): comparing them with a literal is the protocol.
+TYPED_NAMES = {"cause", "limit", "mode", "shape", "verdict", "fate", "origin", "segment"}
 RULE_ID = re.compile(r"R-[A-Z]+-\d+")
 # The key formats of the decision record, each written by its builder in history/working.py only:
 # `MessageKey` (m:N:id), `image_key` (#img), `project_file_key` (project:).
@@ -168,6 +170,7 @@ REMOVED = {
         'if theirs is None or s_theirs.origin in (Origin.REMINDER, "image_drop_notice"): pass',
         'explicit = rules.mode == "explicit"',
         'return found + [r for r in prepared if not r.key or r.key == "image_drop_notice"]',
+        'if rep.shape == "openai" and "cached_tokens" not in details: pass',
     ],
     restated: [
         'HEALTHY = frozenset({"append", "first_call"})',
@@ -202,6 +205,12 @@ def test_no_string_protocol_in_ctxkit(check: Callable[[Modules], list[str]]) -> 
 )
 def test_each_check_finds_the_protocol_it_replaced(check: Callable[[Modules], list[str]], line: str) -> None:
     assert check([("ctxkit/somewhere.py", ast.parse(line))])
+
+
+def test_every_usage_shape_says_how_it_reports_the_cache() -> None:
+    """`reports_cache` looks a shape's keys up by the enum: a shape added without its keys fails here."""
+    assert set(CACHE_KEYS) == set(UsageShape)
+    assert all(type(shape) is UsageShape for shape in CACHE_KEYS)
 
 
 # --- the message key type ---------------------------------------------------------------------

@@ -3,8 +3,9 @@
 Input: the usage object a provider returned, verbatim, in any of the providers'
 shapes (or the whole response or final stream event that holds it). Output:
 `Reported` — the prompt's input tokens (cached and cache-written tokens
-included), the tokens read from the cache and the tokens written to it — or
-None when the object carries no prompt count.
+included), the tokens read from the cache and the tokens written to it, with the
+`UsageShape` they were read from — or None when the object carries no prompt count;
+`reports_cache`: whether the object says what was cached at all (by its shape's `CACHE_KEYS`).
 
 Shapes, recognised by their keys:
 
@@ -35,11 +36,35 @@ not a non-negative integer is an `InputError` naming its field.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ctxkit.errors import InputError
+
+
+class UsageShape(enum.StrEnum):
+    """Which provider's usage object the numbers were read from (the shapes listed above)."""
+
+    OPENAI = "openai"  # chat completions, and the hosts that copy it
+    RESPONSES = "responses"
+    ANTHROPIC = "anthropic"
+    GEMINI = "gemini"
+    OLLAMA = "ollama"
+    OTEL = "otel"
+
+
+# The keys by which each shape says what was cached; a usage object with none of them (Ollama's
+# always, OpenAI-compatible hosts and older API versions often) does not report the cache at all.
+CACHE_KEYS: dict[UsageShape, tuple[str, ...]] = {
+    UsageShape.OPENAI: ("prompt_tokens_details", "cached_tokens", "prompt_cache_hit_tokens", "num_cached_tokens"),
+    UsageShape.RESPONSES: ("input_tokens_details",),
+    UsageShape.ANTHROPIC: ("cache_read_input_tokens", "cache_creation_input_tokens"),
+    UsageShape.GEMINI: ("promptTokenCount",),  # cachedContentTokenCount is left out when nothing was cached
+    UsageShape.OLLAMA: (),
+    UsageShape.OTEL: ("gen_ai.usage.input_tokens",),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +74,7 @@ class Reported:
     input_tokens: int  # the whole prompt: cached and cache-written tokens included
     cached_tokens: int  # read from the prompt cache
     cache_write_tokens: int  # written to the prompt cache (0 where the provider reports none)
-    shape: str  # openai | responses | anthropic | gemini | ollama | otel
+    shape: UsageShape
     cache_write_5m_tokens: int | None = None  # Anthropic's split of the writes by TTL, when given
     cache_write_1h_tokens: int | None = None
 
@@ -80,13 +105,13 @@ def reported_usage(value: Any, wire_format: str | None = None) -> Reported | Non
         return _gemini(usage)
     if "prompt_eval_count" in usage:
         n = _count(usage, "prompt_eval_count")
-        return Reported(n, 0, 0, "ollama")
+        return Reported(n, 0, 0, UsageShape.OLLAMA)
     if _OTEL_INPUT in usage:
         return Reported(
             _count(usage, _OTEL_INPUT),
             _count(usage, _OTEL_READ, 0),
             _count(usage, _OTEL_WRITE, 0),
-            "otel",
+            UsageShape.OTEL,
         )
     if "input_tokens" in usage:
         anthropic = wire_format == "anthropic" or any(k in usage for k in _ANTHROPIC_CACHE)
@@ -135,7 +160,7 @@ def _openai_chat(usage: Mapping[str, Any]) -> Reported:
     for alias in ("cached_tokens", "prompt_cache_hit_tokens", "num_cached_tokens"):  # OpenAI-compatible hosts
         if not cached and alias in usage:
             cached = _count(usage, alias, 0)
-    return Reported(_count(usage, "prompt_tokens"), cached, _count(details, "cache_write_tokens", 0), "openai")
+    return Reported(_count(usage, "prompt_tokens"), cached, _count(details, "cache_write_tokens", 0), UsageShape.OPENAI)
 
 
 def _responses(usage: Mapping[str, Any]) -> Reported:
@@ -144,7 +169,7 @@ def _responses(usage: Mapping[str, Any]) -> Reported:
         _count(usage, "input_tokens"),
         _count(details, "cached_tokens", 0),
         _count(details, "cache_write_tokens", 0),
-        "responses",
+        UsageShape.RESPONSES,
     )
 
 
@@ -154,8 +179,25 @@ def _anthropic(usage: Mapping[str, Any]) -> Reported:
     by_ttl = _details(usage, "cache_creation")
     five = _count(by_ttl, "ephemeral_5m_input_tokens", 0) if by_ttl else None
     hour = _count(by_ttl, "ephemeral_1h_input_tokens", 0) if by_ttl else None
-    return Reported(_count(usage, "input_tokens") + written + read, read, written, "anthropic", five, hour)
+    return Reported(_count(usage, "input_tokens") + written + read, read, written, UsageShape.ANTHROPIC, five, hour)
 
 
 def _gemini(usage: Mapping[str, Any]) -> Reported:
-    return Reported(_count(usage, "promptTokenCount"), _count(usage, "cachedContentTokenCount", 0), 0, "gemini")
+    return Reported(
+        _count(usage, "promptTokenCount"), _count(usage, "cachedContentTokenCount", 0), 0, UsageShape.GEMINI
+    )
+
+
+def reports_cache(usage: dict[str, Any] | None, rep: Reported | None) -> bool:
+    """Whether the usage object says what was cached (else there is nothing to judge the cache by)."""
+    if usage is None or rep is None:
+        return False
+    inner = usage
+    for key in ("usage", "usageMetadata"):
+        if isinstance(usage.get(key), dict):
+            inner = usage[key]
+    keys = CACHE_KEYS[rep.shape]
+    details = inner.get("prompt_tokens_details")
+    if rep.shape is UsageShape.OPENAI and isinstance(details, dict) and "cached_tokens" not in details:
+        keys = keys[1:]  # an empty details object: only a host's own cache field tells
+    return any(k in inner for k in keys)

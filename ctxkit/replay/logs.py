@@ -17,7 +17,7 @@ from typing import Any
 
 from ctxkit import providers
 from ctxkit.counting.measure import Counts, Meter
-from ctxkit.counting.reported import Reported, reported_usage
+from ctxkit.counting.reported import Reported, reported_usage, reports_cache
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading.domain import CacheRules
 from ctxkit.loading.traffic import Log, TrafficRecord
@@ -25,7 +25,7 @@ from ctxkit.replay import cache, logbreaks
 from ctxkit.replay.breaks import Break
 from ctxkit.replay.cache import Cache, Limit, Mode, Rules
 from ctxkit.replay.cost import Pricer
-from ctxkit.replay.verdicts import Verdict, count_error, reports_cache, verdict
+from ctxkit.replay.verdicts import Verdict, count_error, verdict
 from ctxkit.translate.bodies import Body, body_items
 from ctxkit.translate.items import ItemMemo, prompt_tokens
 from ctxkit.translate.sent import body_meter

@@ -15,7 +15,7 @@ numbers. Output: the count error and the verdict, first match wins:
   longest prefix shared with any of them, with the same tolerance);
 * `disagree` — anything else (the rules or the TTL do not match what the provider did).
 
-A usage object that does not report the cache at all (`reports_cache`: Ollama's, and OpenAI
+A usage object that does not report the cache at all (`counting.reported.reports_cache`: Ollama's, and OpenAI
 chat usage without `prompt_tokens_details.cached_tokens` from compatible hosts and older API
 versions) gives no verdict; its count error still counts.
 """
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Any
 
 from ctxkit.counting.reported import Reported
 from ctxkit.replay.cache import Hit, Mode, Rules
@@ -41,31 +40,6 @@ class Verdict(enum.StrEnum):
 
 
 VERDICTS = tuple(Verdict)  # in the order the totals list them
-
-
-# Where each usage shape says what was cached; a usage object without any of these keys (Ollama's
-# always, OpenAI-compatible hosts and older API versions often) does not report the cache at all.
-CACHE_KEYS = {
-    "openai": ("prompt_tokens_details", "cached_tokens", "prompt_cache_hit_tokens", "num_cached_tokens"),
-    "responses": ("input_tokens_details",),
-    "anthropic": ("cache_read_input_tokens", "cache_creation_input_tokens"),
-    "gemini": ("promptTokenCount",),  # cachedContentTokenCount is left out when nothing was cached
-    "otel": ("gen_ai.usage.input_tokens",),
-}
-
-
-def reports_cache(usage: dict[str, Any] | None, rep: Reported | None) -> bool:
-    """Whether the usage object says what was cached (else there is nothing to judge the cache by)."""
-    if usage is None or rep is None:
-        return False
-    inner = usage
-    for key in ("usage", "usageMetadata"):
-        if isinstance(usage.get(key), dict):
-            inner = usage[key]
-    details = inner.get("prompt_tokens_details")
-    if rep.shape == "openai" and isinstance(details, dict) and "cached_tokens" not in details:
-        return any(k in inner for k in CACHE_KEYS["openai"][1:])
-    return any(k in inner for k in CACHE_KEYS.get(rep.shape, ()))
 
 
 def count_error(prompt: int, rep: Reported | None) -> float | None:
