@@ -23,7 +23,7 @@ from ctxkit.counting.measure import Meter
 from ctxkit.history.working import Call, Fate, Image, Kind, Row, Segment, Working, image_key
 from ctxkit.loading.domain import Settings, ToolDef
 from ctxkit.loading.templates import Templates
-from ctxkit.translate.memo import MemoEntry, TranslationMemo
+from ctxkit.translate.memo import Fragment, TranslationMemo
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,7 @@ class WireMessage:
     tool_call_id: str | None = None
     cacheable: bool = False
     had_images: bool = False  # some image of the message is sent as an image, a label or a marker
-    entry: MemoEntry | None = None  # the memo's entry for its working message (None: translate afresh)
+    entry: Fragment | None = None  # its translator's fragment, kept by the memo (None: translate afresh)
 
     @property
     def text(self) -> str:
@@ -242,7 +242,7 @@ def prepare(a: TranslationInput) -> Prepared:
                     _ROLES[w.kind], _text_parts(w), w.key, w.tool_calls, w.tool_call_id, w.cacheable and prompt_cache
                 )
                 if entry is not None:
-                    wire.entry, entry.wire = entry, wire
+                    wire.entry, entry.wire = entry.made, wire
             wires[index] = wire if entry is None else entry.wire
             continue
         if allowed is None:

@@ -1,6 +1,6 @@
 """What translation made of each working message, kept for the next call of a replay (R-RPL-9).
 
-Input: the working messages of one request, one request after another. Output: an `MemoEntry` per
+Input: the working messages of one request, one request after another. Output: a `MemoEntry` per
 working message: its wire message (`common.prepare`) and what its provider's translator made of
 it (the payload dicts with their prompt items' keys and counts), reused as long as the same
 working message comes back; and the last request's window, aligned by position, so that a
@@ -31,15 +31,30 @@ from ctxkit.history.working import Working
 T = TypeVar("T")
 
 
-class MemoEntry:
-    """One working message's translation. `wire`: its wire message; `fragment`: its translator's."""
+class Fragment:
+    """What a provider's translator made of one working message (`fragment`, the translator's
+    own type), reached from the message's wire message (`WireMessage.entry`).
 
-    __slots__ = ("fragment", "wire", "working")
+    A holder of its own, not the entry: the entry holds the wire message, so a wire message that
+    held the entry would make a reference cycle, and replay runs with the cyclic collector paused
+    (`ctxkit.collector`): every entry the memo forgot would stay in memory to the end."""
+
+    __slots__ = ("fragment",)
+
+    def __init__(self) -> None:
+        self.fragment: Any = None
+
+
+class MemoEntry:
+    """One working message's translation. `wire`: its wire message; `made.fragment`: its
+    translator's (see `Fragment`)."""
+
+    __slots__ = ("made", "wire", "working")
 
     def __init__(self, working: Working) -> None:
         self.working = working
         self.wire: Any = None  # common.WireMessage, never changed once made
-        self.fragment: Any = None
+        self.made = Fragment()
 
 
 class TranslationMemo:
@@ -136,7 +151,7 @@ class TranslationMemo:
         if found is None or (found.working is not w and found.working != w):
             made = MemoEntry(w)
             if found is not None and found.working.with_(cacheable=w.cacheable) == w:
-                made.fragment = found.fragment
+                made.made.fragment = found.made.fragment
             found = self._entries[w.key] = made
         return found
 
