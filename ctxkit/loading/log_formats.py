@@ -302,6 +302,8 @@ def _openai_call(c: Any, at: str) -> dict[str, Any]:
 
 
 def anthropic_events(messages: list[Any], losses: Losses | None = None) -> list[Event]:
+    """A logged Anthropic request's messages → events: an assistant message is one event (its text
+    and tool calls), a user message one event per tool result and one for the rest."""
     losses = losses if losses is not None else Losses()
     events: list[Event] = []
     for n, m in enumerate(messages):
@@ -309,47 +311,59 @@ def anthropic_events(messages: list[Any], losses: Losses | None = None) -> list[
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
             raise InputError(f"{at}/role: expected 'user' or 'assistant'")
         _extra_keys(m, KNOWN_MESSAGE_KEYS["anthropic"], losses, "message")
-        content = m.get("content")
-        if isinstance(content, str) or content is None:
-            blocks: list[Any] = [{"type": "text", "text": content or ""}]
-        elif isinstance(content, list):
-            blocks = content
-        else:
-            raise InputError(f"{at}/content: expected a string or a list of blocks, got {kind_of(content)}")
-        for i, b in enumerate(blocks):
-            if not isinstance(b, dict):
-                raise InputError(f"{at}/content/{i}: expected a block (an object), got {kind_of(b)}")
+        blocks = _anthropic_blocks(m.get("content"), at)
         if m["role"] == "assistant":
-            calls = []
-            for i, b in enumerate(blocks):
-                if b.get("type") != "tool_use":
-                    continue
-                if not isinstance(b.get("name"), str) or not b["name"] or "id" not in b:
-                    raise InputError(f"{at}/content/{i}: a tool_use block needs an id and a name")
-                calls.append(
-                    {
-                        "id": str(b["id"]),
-                        "name": b["name"],
-                        "args": _args(b.get("input", {}), f"{at}/content/{i}/input"),
-                    }
-                )
-            text, images = text_of([b for b in blocks if b.get("type") != "tool_use"], f"{at}/content", losses)
-            if images:
-                losses.add("image in an assistant message", len(images))
-            events.append(Event("assistant", text, calls))
+            events.append(_anthropic_assistant(blocks, at, losses))
+        else:
+            events += _anthropic_user(blocks, at, losses)
+    return events
+
+
+def _anthropic_blocks(content: Any, at: str) -> list[dict[str, Any]]:
+    """A message's content as blocks (a string is one text block)."""
+    if isinstance(content, str) or content is None:
+        return [{"type": "text", "text": content or ""}]
+    if not isinstance(content, list):
+        raise InputError(f"{at}/content: expected a string or a list of blocks, got {kind_of(content)}")
+    for i, b in enumerate(content):
+        if not isinstance(b, dict):
+            raise InputError(f"{at}/content/{i}: expected a block (an object), got {kind_of(b)}")
+    return content
+
+
+def _anthropic_assistant(blocks: list[dict[str, Any]], at: str, losses: Losses) -> Event:
+    """An assistant message: its `tool_use` blocks are its calls, the other blocks its text."""
+    calls = []
+    for i, b in enumerate(blocks):
+        if b.get("type") != "tool_use":
             continue
-        rest = []
-        for i, b in enumerate(blocks):
-            if b.get("type") == "tool_result":
-                if "tool_use_id" not in b:
-                    raise InputError(f"{at}/content/{i}: a tool_result block without tool_use_id")
-                result, images = text_of(b.get("content"), f"{at}/content/{i}/content", losses)
-                if images:
-                    losses.add("image in a tool result", len(images))
-                events.append(Event("tool", result, call_id=str(b["tool_use_id"])))
-            else:
-                rest.append(b)
-        if rest:
-            text, images = text_of(rest, f"{at}/content", losses)
-            events.append(Event("user", text, images=images))
+        if not isinstance(b.get("name"), str) or not b["name"] or "id" not in b:
+            raise InputError(f"{at}/content/{i}: a tool_use block needs an id and a name")
+        calls.append(
+            {"id": str(b["id"]), "name": b["name"], "args": _args(b.get("input", {}), f"{at}/content/{i}/input")}
+        )
+    text, images = text_of([b for b in blocks if b.get("type") != "tool_use"], f"{at}/content", losses)
+    if images:
+        losses.add("image in an assistant message", len(images))
+    return Event("assistant", text, calls)
+
+
+def _anthropic_user(blocks: list[dict[str, Any]], at: str, losses: Losses) -> list[Event]:
+    """A user message: each `tool_result` block is a tool event, in order; the other blocks, one
+    user event after them."""
+    events: list[Event] = []
+    rest = []
+    for i, b in enumerate(blocks):
+        if b.get("type") != "tool_result":
+            rest.append(b)
+            continue
+        if "tool_use_id" not in b:
+            raise InputError(f"{at}/content/{i}: a tool_result block without tool_use_id")
+        result, images = text_of(b.get("content"), f"{at}/content/{i}/content", losses)
+        if images:
+            losses.add("image in a tool result", len(images))
+        events.append(Event("tool", result, call_id=str(b["tool_use_id"])))
+    if rest:
+        text, images = text_of(rest, f"{at}/content", losses)
+        events.append(Event("user", text, images=images))
     return events

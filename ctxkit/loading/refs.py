@@ -132,10 +132,15 @@ def _messages(
                 values.stored_at(m, ("messages", index), found) if "at" in m else None,
             )
         )
+    _more_unnamed(unnamed, found)
+    return sealed.records(domain.StoredMessage, rows)
+
+
+def _more_unnamed(unnamed: list[int], found: list[tuple[JsonPath, str]]) -> None:
+    """The tree messages without a `parent` past the first ten, counted in one line (R-FIX-2)."""
     if len(unnamed) > _UNNAMED_SHOWN:
         more = len(unnamed) - _UNNAMED_SHOWN - 1
         found.append((("messages", unnamed[_UNNAMED_SHOWN]), f"no parent, nor do {more} later messages (R-FIX-2)"))
-    return sealed.records(domain.StoredMessage, rows)
 
 
 _ROLES = {role.value: role for role in domain.Role}

@@ -23,7 +23,7 @@ from ctxkit.loading.domain import CacheRules
 from ctxkit.loading.traffic import Log, TrafficRecord
 from ctxkit.replay import cache, logbreaks
 from ctxkit.replay.breaks import Break
-from ctxkit.replay.cache import Cache, Limit, Mode, Rules
+from ctxkit.replay.cache import Cache, Hit, Limit, Mode, Rules
 from ctxkit.replay.cost import Pricer
 from ctxkit.replay.verdicts import Verdict, count_error, verdict
 from ctxkit.translate.bodies import Body, body_items
@@ -147,45 +147,23 @@ class _Run:
         return LogReplay(self.log.source, self.log.format, tuple(calls), tuple(warnings), self.log.skipped, self.bad)
 
     def _call(self, index: int, record: TrafficRecord) -> LogCall | None:
+        """One record as a call: its body's items, the cache's answer and the break in its provider
+        and model's group, the provider's own numbers and the verdict, the costs."""
         provider = self.provider or record.provider
-        meter = self._meter(provider, record.model)
-        try:
-            body = body_items(provider, record.endpoint, record.body, meter=meter, memo=self._memo(meter))
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            if self.skip_bad:
-                self.bad += 1
-                return None
-            what = f"not a {provider} {record.endpoint} request body ({type(exc).__name__}: {exc})"
-            raise InputError(Problem(record.where, "", f"{what} (--skip-bad skips such records)")) from None
+        body = self._body(provider, record)
+        if body is None:
+            return None
         prompt = prompt_tokens(body.items, body.priming)
         group = self._group(provider, record.model)
         keys = tuple(item.key for item in body.items)
-        # What the previous call stored lives as long as that call asked (R-LOG-2): its retention.
-        group.cache.rules = replace(group.rules, ttl_seconds=group.retention)
-        hit = group.cache.add(body.items, record.at, keys)
-        group.retention = retention(record.body, group.rules.ttl_seconds)
-        ever = group.ever.add(body.items, record.at, keys)
-        local = len(group.indices)
+        hit, ever = self._cached(group, record, body, keys)
         view = logbreaks.KeyedBody(body, keys)
-        session_before = self.last_of_session.get(record.session)
-        if not group.indices:
-            switched = session_before is not None and session_before != (provider, record.model)
-            brk = logbreaks.first(switched)
-        else:
-            other = group.views[hit.candidate if hit.candidate is not None else local - 1]  # within the TTL: kept
-            brk = logbreaks.find(view, other, hit.common, expired=hit.expired)
-        group.indices.append(index)
-        self.placed[index] = (group, local)
-        group.views[local] = view
-        for old in [k for k in group.views if k < group.cache.window_start and k < local]:
-            del group.views[old]  # beyond the TTL: no later call compares with it
-        self.last_of_session[record.session] = (provider, record.model)
+        brk = self._break(group, record, provider, view, hit)
+        self._place(group, index, record, provider, view)
         rep = self._reported(record, provider)
-        error = count_error(prompt, rep)
         cache_known = reports_cache(record.usage, rep)
-        candidate = group.indices[hit.candidate] if hit.candidate is not None else None
-        pricer = self._pricer(provider, self.model or record.model)
         output = output_tokens(record.usage)
+        cost, without, reported_cost = self._costs(provider, record, prompt, hit, output, rep)
         if self.on_call is not None:
             self.on_call(index, record, body)
         return LogCall(
@@ -201,21 +179,70 @@ class _Run:
             cached_tokens=hit.cached_tokens,
             cache_write_tokens=hit.write_tokens,
             output_tokens=output,
-            candidate=candidate,
+            candidate=group.indices[hit.candidate] if hit.candidate is not None else None,
             brk=brk,
             limit=hit.limit,
             reported=rep,
-            count_error=error,
+            count_error=count_error(prompt, rep),
             verdict=verdict(group.rules, prompt, hit, ever.prefix_tokens, rep) if cache_known else None,
             cache_reported=cache_known,
-            cost=pricer.cost(prompt, hit.cached_tokens, hit.write_tokens, output, record.at),
-            cost_without_cache=pricer.cost(prompt, 0, 0, output, record.at),
-            reported_cost=(
-                pricer.cost(rep.input_tokens, rep.cached_tokens, rep.cache_write_tokens, output, record.at)
-                if rep is not None
-                else None
-            ),
+            cost=cost,
+            cost_without_cache=without,
+            reported_cost=reported_cost,
         )
+
+    def _body(self, provider: str, record: TrafficRecord) -> Body | None:
+        """The record's body as prompt items; None when it cannot be read and `--skip-bad` counts it."""
+        meter = self._meter(provider, record.model)
+        try:
+            return body_items(provider, record.endpoint, record.body, meter=meter, memo=self._memo(meter))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            if self.skip_bad:
+                self.bad += 1
+                return None
+            what = f"not a {provider} {record.endpoint} request body ({type(exc).__name__}: {exc})"
+            raise InputError(Problem(record.where, "", f"{what} (--skip-bad skips such records)")) from None
+
+    def _cached(self, group: _Group, record: TrafficRecord, body: Body, keys: tuple[str, ...]) -> tuple[Hit, Hit]:
+        """The call added to its group's cache, and to the cache of every earlier call (no TTL)."""
+        # What the previous call stored lives as long as that call asked (R-LOG-2): its retention.
+        group.cache.rules = replace(group.rules, ttl_seconds=group.retention)
+        hit = group.cache.add(body.items, record.at, keys)
+        group.retention = retention(record.body, group.rules.ttl_seconds)
+        return hit, group.ever.add(body.items, record.at, keys)
+
+    def _break(self, group: _Group, record: TrafficRecord, provider: str, view: logbreaks.KeyedBody, hit: Hit) -> Break:
+        """The break against the call's candidate; the first call of its group has none (`model` when
+        its session's previous call used another provider or model)."""
+        if not group.indices:
+            before = self.last_of_session.get(record.session)
+            return logbreaks.first(before is not None and before != (provider, record.model))
+        other = group.views[hit.candidate if hit.candidate is not None else len(group.indices) - 1]  # within the TTL
+        return logbreaks.find(view, other, hit.common, expired=hit.expired)
+
+    def _place(
+        self, group: _Group, index: int, record: TrafficRecord, provider: str, view: logbreaks.KeyedBody
+    ) -> None:
+        """The call kept in its group for the calls after it; views beyond the TTL let go."""
+        local = len(group.indices)
+        group.indices.append(index)
+        self.placed[index] = (group, local)
+        group.views[local] = view
+        for old in [k for k in group.views if k < group.cache.window_start and k < local]:
+            del group.views[old]  # no later call compares with it
+        self.last_of_session[record.session] = (provider, record.model)
+
+    def _costs(
+        self, provider: str, record: TrafficRecord, prompt: int, hit: Hit, output: int | None, rep: Reported | None
+    ) -> tuple[Decimal | None, Decimal | None, Decimal | None]:
+        """The call's cost as predicted, with no cache at all, and by the provider's own numbers."""
+        pricer = self._pricer(provider, self.model or record.model)
+        at = record.at
+        predicted = pricer.cost(prompt, hit.cached_tokens, hit.write_tokens, output, at)
+        without = pricer.cost(prompt, 0, 0, output, at)
+        if rep is None:
+            return predicted, without, None
+        return predicted, without, pricer.cost(rep.input_tokens, rep.cached_tokens, rep.cache_write_tokens, output, at)
 
     def _reported(self, record: TrafficRecord, provider: str) -> Reported | None:
         if record.usage is None:
