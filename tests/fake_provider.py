@@ -2,7 +2,7 @@
 ("How to add a provider") at run time, so that tests/test_fake_provider.py can run every command
 on it. One module: its spec (wire format, endpoints, model rows, prompt-cache rules, framing,
 image rule) and its wire format (translator, reader, a logged body's normaliser), registered
-once by `install`.
+once by `install`. Its chat call's URL: `…/v1/MODEL/turns`.
 
 Its bodies: `{"model", "turns": [{"role", "content", "images"?}], "tools"?}` — tool calls as
 `call NAME(ARGS)` lines on the assistant's turn, results as `tool` turns opening with the call's
@@ -16,7 +16,7 @@ from typing import Any
 
 from ctxkit import providers, translate
 from ctxkit.counting.measure import dumps_args
-from ctxkit.providers import Framing, ProviderSpec
+from ctxkit.providers import Framing, ProviderSpec, Route
 from ctxkit.translate.bodies import BodyShape
 from ctxkit.translate.common import Prepared, Translated, TranslationInput
 
@@ -26,6 +26,7 @@ SPEC = ProviderSpec(
     name=NAME,
     format=NAME,
     endpoints=("parrot.chat",),
+    routes=(Route("parrot.chat", r"/v1/(?P<model>parrot-[^/]+)/turns"),),  # its URL in a cassette
     models={
         "parrot-1": {
             "max_input_tokens": 6000,

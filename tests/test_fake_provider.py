@@ -5,7 +5,9 @@ its own (issue 22 item 2)."""
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,6 +109,36 @@ def test_a_parrot_log_is_read_by_its_own_reader_and_framing(parrot: None) -> Non
     assert calls[1]["prefix_tokens"] == 51
     assert calls[1]["break"]["this"] == {"kind": "assistant", "id": "/turns/2", "segment": None}
     assert calls[1]["limit"] == "minimum"  # 51 < the 64 tokens Parrot's cache rules ask for
+
+
+def test_a_cassette_reaches_parrot_by_the_route_in_its_spec(parrot: None, tmp_path: Path) -> None:
+    """A cassette holds URLs, not provider names: the spec's `routes` send a recorded request to
+    its provider and endpoint (the model from the URL where the body names none); any other URL
+    of the host is skipped and counted by its last path segment."""
+    first = json.loads(Path(LOG).read_text("utf-8").splitlines()[0])["request"]
+    body = {k: v for k, v in first.items() if k != "model"}
+    interactions = [
+        {"request": {"method": "POST", "uri": "https://parrot.example/v1/parrot-1/turns", "body": json.dumps(body)}},
+        {"request": {"method": "POST", "uri": "https://parrot.example/v1/parrot-1/embed", "body": "{}"}},
+    ]
+    cassette = tmp_path / "parrot.json"
+    cassette.write_text(json.dumps({"interactions": interactions, "version": 1}), "utf-8")
+    doc = json.loads(ctxkit("replay", str(cassette), "--format", "json").out)
+    assert [(c["provider"], c["endpoint"], c["model"], c["prompt_tokens"]) for c in doc["calls"]] == [
+        ("parrot", "parrot.chat", "parrot-1", 52)  # call 0 of the Parrot log, as its own reader counts it
+    ]
+    assert doc["skipped"] == {"embed": 1}
+    assert providers.route("parrot.example", "/v1/parrot-1/turns") == ("parrot", "parrot.chat", "parrot-1")
+
+
+def test_cassette_routing_names_no_provider_of_its_own() -> None:
+    """Which URL is which provider's call lives in the specs (`ProviderSpec.routes`) only: the
+    cassette reader holds no provider name, endpoint or URL path of one."""
+    source = (ROOT / "ctxkit" / "loading" / "cassettes.py").read_text("utf-8")
+    texts = {n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    known = {*providers.names()} | {e for n in providers.names() for e in providers.spec(n).endpoints}
+    assert texts & known == set()
+    assert not [t for t in texts if re.search(r"completions|/messages|/api/|deployments|generateContent", t)]
 
 
 def test_a_provider_registered_without_cache_rules_or_translator_is_one_error_line(tmp_path: Path) -> None:

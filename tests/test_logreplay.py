@@ -11,9 +11,11 @@ import gzip
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from ctxkit import providers
 from ctxkit.reports.logreplay import nearest_rank
 
 from .conftest import FIXTURES, ROOT, ctxkit
@@ -131,6 +133,45 @@ def test_r_log_1_other_endpoints_are_skipped_and_counted() -> None:
     assert data("trace.otlp.json")["skipped"] == {"gen_ai execute_tool": 1}
     r = ctxkit("replay", "fixtures/logs/verdicts.jsonl")
     assert "warning: skipped 1 record(s) that are not model calls: 1 × embeddings\n" in r.err
+
+
+# A cassette's URLs → (provider, endpoint, model the URL names), by the built-in specs' routes.
+ROUTES = {
+    "https://api.openai.com/v1/chat/completions": ("openai", "chat.completions", None),
+    "https://api.together.xyz/v1/chat/completions": ("openai", "chat.completions", None),
+    "https://api.openai.com/v1/responses": ("openai", "responses", None),
+    "https://r.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=1": (
+        "azure",
+        "chat.completions",
+        "gpt-4o",
+    ),
+    "https://proxy.local/openai/deployments/dep/chat/completions": ("azure", "chat.completions", "dep"),
+    "https://r.openai.azure.com/openai/v1/chat/completions": ("azure", "chat.completions", None),
+    "https://r.openai.azure.com/openai/v1/responses": ("openai", "responses", None),
+    "https://api.anthropic.com/v1/messages": ("anthropic", "messages", None),
+    "https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-3-haiku-v1%3A0/invoke": (
+        "anthropic",
+        "messages",
+        "anthropic.claude-3-haiku-v1:0",
+    ),
+    "https://g.example/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse": (
+        "gemini",
+        "generateContent",
+        "gemini-2.0-flash",
+    ),
+    "http://localhost:11434/api/chat": ("ollama", "api.chat", None),
+    "https://api.openai.com/v1/embeddings": None,
+    "https://api.anthropic.com/v1/messages/count_tokens": None,
+    "https://g.example/v1beta/models/gemini-2.0-flash:countTokens": None,
+    "http://localhost:11434/api/chat%0A": None,
+}
+
+
+@pytest.mark.parametrize("url", ROUTES)
+def test_r_log_1_a_cassette_url_is_routed_by_the_provider_specs(url: str) -> None:
+    """The most specific route wins: one that names its host (Azure's), then the longest match."""
+    parts = urlsplit(url)
+    assert providers.route(parts.netloc, unquote(parts.path)) == ROUTES[url]
 
 
 def test_r_log_1_cassette_bodies_gzip_base64_and_streamed() -> None:

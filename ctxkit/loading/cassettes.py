@@ -4,7 +4,8 @@ Input: a cassette's text (YAML, or JSON with the same shape): `interactions`, ea
 `request` (method, uri, headers, body) and a `response` (status, headers, body). Bodies
 come as strings, as parsed JSON, as `{string: ...}`, as bytes (YAML `!!binary`),
 gzip-compressed or base64-encoded. Output: one `traffic.Raw` per interaction — a model
-call's record fields (provider and endpoint from the URI, model from the body or the URI,
+call's record fields (provider, endpoint and perhaps the model from the URI, by the routes of
+the registered providers' specs; else the model from the body,
 `at` from the response's `Date` header, usage from the response body or its final stream
 event, session = the cassette), or a skip naming the endpoint (embeddings, token counts,
 anything that is not a chat call).
@@ -23,6 +24,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from ctxkit import providers
 from ctxkit.errors import InputError, Problem
 from ctxkit.loading.traffic import Raw, stream_events, usage_of_response
 
@@ -109,26 +111,10 @@ def _raw(source: str, where: str, interaction: Any) -> Raw:
 
 
 def _route(uri: str) -> tuple[str, str, str | None] | None:
-    """(provider, endpoint, model named by the URI) of a chat call, or None for any other request."""
+    """(provider, endpoint, model named by the URI) of a chat call, by the providers' routes, or
+    None for any other request."""
     parts = urlsplit(uri)
-    host, path = parts.netloc.lower(), unquote(parts.path)
-    if path.endswith("/chat/completions"):
-        azure = "azure" in host or "/openai/deployments/" in path
-        deployment = re.search(r"/deployments/([^/]+)/", path)
-        return ("azure" if azure else "openai"), "chat.completions", deployment.group(1) if deployment else None
-    if path.endswith("/responses"):
-        return "openai", "responses", None
-    if path.endswith("/v1/messages"):
-        return "anthropic", "messages", None
-    bedrock = re.search(r"/model/([^/]*anthropic[^/]*)/invoke(?:-with-response-stream)?$", path)
-    if bedrock:
-        return "anthropic", "messages", bedrock.group(1)
-    gemini = re.search(r"/models/([^/:]+):(?:generateContent|streamGenerateContent)$", path)
-    if gemini:
-        return "gemini", "generateContent", gemini.group(1)
-    if path.endswith("/api/chat"):
-        return "ollama", "api.chat", None
-    return None
+    return providers.route(parts.netloc.lower(), unquote(parts.path))
 
 
 def _endpoint_name(uri: str) -> str:

@@ -5,9 +5,9 @@ add a provider"); every stage asks `spec(name)` and `names()`, never a list of i
 """
 
 from ctxkit.providers import anthropic, azure, gemini, ollama, openai
-from ctxkit.providers.spec import Framing, ProviderSpec, names, register, spec, unregister, wire_format
+from ctxkit.providers.spec import Framing, ProviderSpec, Route, names, register, route, spec, unregister, wire_format
 
 for _module in (openai, azure, anthropic, ollama, gemini):  # the schema's and the command line's order
     register(_module.SPEC)
 
-__all__ = ["Framing", "ProviderSpec", "names", "register", "spec", "unregister", "wire_format"]
+__all__ = ["Framing", "ProviderSpec", "Route", "names", "register", "route", "spec", "unregister", "wire_format"]

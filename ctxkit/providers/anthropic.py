@@ -1,11 +1,15 @@
 """Anthropic Messages: its turns' framing, the fitted text ratio, Bedrock's model ids priced too."""
 
-from ctxkit.providers.spec import ProviderSpec
+from ctxkit.providers.spec import ProviderSpec, Route
 
 SPEC = ProviderSpec(
     name="anthropic",
     format="anthropic",
     endpoints=("messages",),
+    routes=(
+        Route("messages", r"/v1/messages"),
+        Route("messages", r"/model/(?P<model>[^/]*anthropic[^/]*)/invoke(?:-with-response-stream)?"),  # Bedrock
+    ),
     prices_id="anthropic",
     also_priced_by=("aws",),  # Bedrock serves the models under its own ids
     name_shape=r"claude-",

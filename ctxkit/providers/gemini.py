@@ -1,11 +1,12 @@
 """Gemini generateContent: parts counted alone (no framing, no priming); `models/` names."""
 
-from ctxkit.providers.spec import Framing, ProviderSpec
+from ctxkit.providers.spec import Framing, ProviderSpec, Route
 
 SPEC = ProviderSpec(
     name="gemini",
     format="gemini",
     endpoints=("generateContent",),
+    routes=(Route("generateContent", r"/models/(?P<model>[^/:]+):(?:generateContent|streamGenerateContent)"),),
     prices_id="google",
     model_prefixes=("models/",),
     name_shape=r"(?:models/)?gemini-",

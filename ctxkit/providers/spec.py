@@ -11,6 +11,7 @@ is chosen by the spec's `format`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,16 @@ class Framing:
     per_message: int = 3  # tokens per payload message (OpenAI's published chat-format overhead)
     role: bool = True  # the role name's tokens count once per message
     priming: int = 3  # the reply priming, once per request
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """How a recorded request's URL shows one of the provider's chat calls (a cassette holds URLs,
+    not provider names): the end of its path, and the endpoint it is."""
+
+    endpoint: str  # one of the spec's `endpoints`
+    path: str  # regex the URL's percent-decoded path ends with; a group `model` names the model
+    host: str | None = None  # regex found in the URL's host, when the host tells it apart
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +68,7 @@ class ProviderSpec:
     keyed_from: str = "all"  # where a keyed setting changes the prefix: all items, or the "messages"
     image_cap: int | None = None  # images per request when `settings.azure_image_cap` is on
     otel_names: tuple[str, ...] = ()  # its OpenTelemetry `gen_ai.provider.name` values besides its name
+    routes: tuple[Route, ...] = ()  # the URLs of its chat calls in a cassette (`route`)
 
 
 _REGISTRY: dict[str, ProviderSpec] = {}
@@ -70,6 +82,11 @@ def register(spec: ProviderSpec) -> ProviderSpec:
         raise ValueError(f"provider {spec.name!r}: name at least one endpoint")
     if spec.image_rule not in IMAGE_RULES:
         raise ValueError(f"provider {spec.name!r}: image_rule {spec.image_rule!r} is not one of {IMAGE_RULES}")
+    for r in spec.routes:
+        if r.endpoint not in spec.endpoints:
+            raise ValueError(
+                f"provider {spec.name!r}: route {r.path!r} is for {r.endpoint!r}, not one of its endpoints"
+            )
     _REGISTRY[spec.name] = spec
     return spec
 
@@ -95,3 +112,21 @@ def spec(name: str) -> ProviderSpec:
 def wire_format(name: str) -> str:
     """The wire format of a provider's bodies."""
     return spec(name).format
+
+
+def route(host: str, path: str) -> tuple[str, str, str | None] | None:
+    """(provider, endpoint, model the URL names) of the registered route a URL's host and
+    percent-decoded path match, or None. Where several match, a route that names its host wins,
+    then the one that matches more of the path (Azure's deployment URLs before OpenAI's)."""
+    best: tuple[tuple[bool, int], tuple[str, str, str | None]] | None = None
+    for name, found in _REGISTRY.items():
+        for r in found.routes:
+            if r.host is not None and not re.search(r.host, host):
+                continue
+            m = re.search(rf"(?:{r.path})\Z", path)
+            if m is None:
+                continue
+            rank = (r.host is not None, m.end() - m.start())
+            if best is None or rank > best[0]:
+                best = (rank, (name, r.endpoint, m.groupdict().get("model")))
+    return None if best is None else best[1]
