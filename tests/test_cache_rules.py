@@ -106,7 +106,7 @@ def test_r_rpl_5_rules_per_model_family(
 
 def _items(*spec: tuple[str, int, str], marked: tuple[int, ...] = ()) -> tuple[Item, ...]:
     """(key, tokens, role) per message item."""
-    return tuple(Item(k, t, n, n, role, n in marked) for n, (k, t, role) in enumerate(spec))
+    return tuple(Item(k, t, role, n in marked) for n, (k, t, role) in enumerate(spec))
 
 
 def test_r_rpl_5_openai_gpt_5_6_breakpoint_walk() -> None:

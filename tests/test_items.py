@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ctxkit.translate.items import Item, priming_tokens, prompt_items, prompt_tokens, wire_tokens
+from ctxkit.translate.items import Prompt, priming_tokens, prompt_items, prompt_tokens, wire_tokens
 
 from .helpers import assemble
 
@@ -85,7 +85,7 @@ EXPECTED = {
 }
 
 
-def _items(tmp_path, provider: str) -> tuple[Item, ...]:
+def _items(tmp_path, provider: str) -> Prompt:
     result = assemble(tmp_path, FIXTURE, provider=provider)
     return prompt_items(result.payload, meter=result.assembly.meter)
 
@@ -97,7 +97,7 @@ PRIMING = {"openai": 3, "anthropic": 3, "gemini": 0, "ollama": 3}  # Gemini: no 
 def test_r_rpl_4_items_tokens_and_back_references(tmp_path, provider):
     result = assemble(tmp_path, FIXTURE, provider=provider)
     items = prompt_items(result.payload, meter=result.assembly.meter)
-    assert [(i.tokens, i.message, i.source) for i in items] == EXPECTED[provider]
+    assert [(i.tokens, items.message(n), items.source(n)) for n, i in enumerate(items)] == EXPECTED[provider]
     priming = priming_tokens(result.payload, meter=result.assembly.meter)
     assert priming == PRIMING[provider]
     assert prompt_tokens(items, priming) == sum(t for t, _, _ in EXPECTED[provider]) + priming
@@ -154,7 +154,8 @@ def test_r_rpl_4_drop_notice_has_no_source(tmp_path):
     body = FIXTURE.replace("safety_margin: 0}", "safety_margin: 0, image_cap: 0}")
     result = assemble(tmp_path, body)
     items = prompt_items(result.payload, meter=result.assembly.meter)
-    assert items[-1].source is None and items[-1].message == 6 and items[-1].role == "user"
+    last = len(items) - 1
+    assert items.source(last) is None and items.message(last) == 6 and items[-1].role == "user"
     assert result.payload.body["messages"][-1]["content"].startswith("<system-reminder>")
 
 

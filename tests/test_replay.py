@@ -214,7 +214,7 @@ def _items(*tokens: int, breakpoints: tuple[int, ...] = (), names: str = "") -> 
     from ctxkit.translate.items import Item
 
     keys = names or "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    return tuple(Item(keys[n], t, n, n, "user", n in breakpoints) for n, t in enumerate(tokens))
+    return tuple(Item(keys[n], t, "user", n in breakpoints) for n, t in enumerate(tokens))
 
 
 def _anthropic(model: str = "claude-sonnet-4-5", **overrides: Any) -> Any:
@@ -290,7 +290,7 @@ def test_r_rpl_5_anthropic_parallel_tool_use_run_is_one_position() -> None:
     def items(n: int, breakpoint: int) -> tuple[Item, ...]:
         runs = [None, None, None, *["tool_use"] * 11, *["tool_result"] * 11, None]  # tools, system, user, …
         tokens = [600, 500, 40, *[10] * 22, 30]
-        return tuple(Item(f"k{i}", tokens[i], i, i, "user", i == breakpoint, runs[i]) for i in range(n))
+        return tuple(Item(f"k{i}", tokens[i], "user", i == breakpoint, runs[i]) for i in range(n))
 
     c = _anthropic()
     c.add(items(3, 2), None)  # stores tools + system + the user block (items 0-2): 1,140 tokens

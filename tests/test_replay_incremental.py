@@ -62,9 +62,7 @@ def test_r_rpl_9_the_incremental_trie_equals_the_walk_from_the_root(provider: st
         clock = datetime(2026, 3, 14, tzinfo=UTC)
         calls = _prompts(steps)
         for index, (spec, gap) in enumerate(calls):
-            items = tuple(
-                Item(k, TOKENS[k], n, n, "user" if n % 3 else "assistant", bp) for n, (k, bp) in enumerate(spec)
-            )
+            items = tuple(Item(k, TOKENS[k], "user" if n % 3 else "assistant", bp) for n, (k, bp) in enumerate(spec))
             clock += timedelta(seconds=gap)  # gaps over the TTL empty the trie
             keys: Any = None
             if numbered:

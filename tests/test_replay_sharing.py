@@ -178,7 +178,7 @@ def test_r_rpl_5_path_compressed_trie_finds_what_every_earlier_prompt_gives(prov
         prompts: list[tuple[Item, ...]] = []
         clock, first = datetime(2026, 3, 14, tzinfo=UTC), 0
         for index, (spec, gap) in enumerate(calls):
-            items = tuple(Item(k, tokens[k], n, n, "user", bp) for n, (k, bp) in enumerate(spec))
+            items = tuple(Item(k, tokens[k], "user", bp) for n, (k, bp) in enumerate(spec))
             clock += timedelta(seconds=gap)  # gaps over the 300-second TTL start a new window
             if index and gap > rules.ttl_seconds:
                 first = index

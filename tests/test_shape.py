@@ -95,7 +95,6 @@ LONG_ON_PURPOSE = {
     "ctxkit/replay/cache.py::_insert",
     "ctxkit/replay/driver.py::_replay",
     "ctxkit/translate/common.py::prepare",
-    "ctxkit/translate/items.py::_items",
 }
 
 

@@ -22,7 +22,7 @@ from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.replay.cache import Keys
 from ctxkit.replay.causes import Cause
 from ctxkit.replay.prefix import each
-from ctxkit.translate.items import Item, canonical
+from ctxkit.translate.items import Item, Prompt, canonical
 
 if TYPE_CHECKING:
     from ctxkit.assembly.fates import Fated
@@ -69,7 +69,7 @@ class MappedCall:
     Only the item at the break is ever mapped back, so a view keeps the assembled list as it is
     and builds that one `Source` on demand. Later calls keep an `Earlier` instead (`trimmed`)."""
 
-    items: Sequence[Item]
+    items: Prompt  # its items and where each sits
     keys: Keys  # each item's key, or its number, in order (the cache trie holds the same sequence)
     messages: Sequence[Working]  # the assembled list (Assembly.messages)
     segment_of: Sequence[Segment | None]  # each message's segment, by position
@@ -92,10 +92,10 @@ class MappedCall:
         return self.keys[n:]
 
     def source_at(self, n: int) -> Source | None:
-        item = self.item(n)
-        if item is None or item.source is None or item.source >= len(self.messages):
+        at = self.items.source(n) if n < len(self.items) else None
+        if at is None or at >= len(self.messages):
             return None
-        return self.source(item.source)
+        return self.source(at)
 
     def trimmed(self, start: int, sides: Sides) -> Earlier | None:
         """This call as later calls keep it, from item `start` on (see `Earlier`); None when
@@ -137,11 +137,10 @@ class Sides:
         """The numbers of the view's items from `start` on: each side's key is built and looked up
         in C; only a side not seen before is numbered one by one."""
         items, m = view.items[start:], len(view.messages)
-        sources = list(map(_SOURCE, items))
-        pad: Callable[[Any, Any], int] = {None: m}.get  # no working message: the pad, after the list
-        at = list(map(pad, sources, sources))
-        if at and max(at) > m:  # an item beyond the assembled list has none either
-            at = [min(a, m) for a in at]
+        at = view.items.origins()[start:]  # -1 (no working message) reads the pad, after the list
+        limit = min(m, view.items.placed)
+        if at and max(at) >= limit:  # beyond the assembled list: no working message either
+            at = [a if a < limit else -1 for a in at]
         ws, segments = [*view.messages, _PAD], [*view.segment_of, None]
         own, of_w = map(_ITEM_SIDE, items), map(_W_SIDE, map(ws.__getitem__, at))
         keys = list(zip(own, of_w, map(segments.__getitem__, at), strict=True))
@@ -156,7 +155,7 @@ class Sides:
 
 
 _PAD = SimpleNamespace(key=None, kind=None, origin=None, file_id=None, source_id=None, placeholder=None)  # no message
-_SOURCE, _ITEM_SIDE = itemgetter(3), itemgetter(1, 4, 5)  # an Item's source; its tokens, role, breakpoint
+_ITEM_SIDE = itemgetter(1, 2, 3)  # an Item's tokens, role, breakpoint
 _W_SIDE = attrgetter("key", "kind", "origin", "file_id", "source_id", "placeholder")
 
 
@@ -213,7 +212,7 @@ class Earlier:
             return None
         tokens, role, breakpoint, _ = side
         key = self.keys[n - self.start + self._offset]  # as the trie holds it: a number in a replay
-        return Item(str(key), tokens, None, None, role, breakpoint)
+        return Item(str(key), tokens, role, breakpoint)
 
     def keys_from(self, n: int) -> Keys:
         if n < self.start:
@@ -269,7 +268,7 @@ class Break:
         return {"item": self.item, "this": self.this, "candidate": self.candidate}
 
 
-def view(result: Result, items: tuple[Item, ...], keys: Keys, user: str) -> tuple[MappedCall, Dropped]:
+def view(result: Result, items: Prompt, keys: Keys, user: str) -> tuple[MappedCall, Dropped]:
     from ctxkit.assembly.system import format_date
 
     a = result.assembly

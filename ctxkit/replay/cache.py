@@ -28,7 +28,7 @@ from ctxkit.translate.items import Item
 __all__ = ["Cache", "Hit", "Keys", "Limit", "Mode", "Rules", "rules"]
 
 Keys = Sequence[Hashable]  # a prompt's item keys in order: strings, or the replay's numbers for them
-_KEY, _TOKENS, _BREAKPOINT, _FIRST = itemgetter(0), itemgetter(1), itemgetter(5), itemgetter(0)  # of an Item
+_KEY, _TOKENS, _BREAKPOINT, _FIRST = itemgetter(0), itemgetter(1), itemgetter(3), itemgetter(0)  # of an Item
 _CURRENT = 1 << 62  # an edge's `latest` while it lies on the last call's path: that call (`Cache._last`)
 
 
@@ -129,7 +129,7 @@ class Cache:
         self._edges: list[_Edge] = []
         self._marks: list[tuple[int, list[int]]] = []
 
-    def add(self, items: tuple[Item, ...], clock: datetime | None, keys: Keys | None = None) -> Hit:
+    def add(self, items: Sequence[Item], clock: datetime | None, keys: Keys | None = None) -> Hit:
         """`keys` (each item's key, in order) may be passed when the caller already has them.
 
         Afterwards `overtaken` maps each earlier call this one overtook to the depth down to which
@@ -171,7 +171,7 @@ class Cache:
         """The call wrote to the cache and no later call read what it wrote (call after the last)."""
         return index not in self._paid
 
-    def _breakpoints(self, items: tuple[Item, ...]) -> list[int]:
+    def _breakpoints(self, items: Sequence[Item]) -> list[int]:
         """The items after which this request stores a prefix (explicit and breakpoints modes).
 
         Anthropic: each block with `cache_control`. OpenAI GPT-5.6: the implicit breakpoint at the end
@@ -215,9 +215,7 @@ class Cache:
         marks.sort(reverse=True)
         return _Path(depth, latest, marks)
 
-    def _insert(
-        self, index: int, items: tuple[Item, ...], keys: Keys, points: list[int], shared: int
-    ) -> dict[int, int]:
+    def _insert(self, index: int, items: Sequence[Item], keys: Keys, points: list[int], shared: int) -> dict[int, int]:
         edges, depths, marks = self._edges, self._depths, self._marks
         overtaken: dict[int, int] = {}
         edge, depth, n = self.root, 0, len(keys)
@@ -289,7 +287,7 @@ class Cache:
     def _apply(
         self,
         index: int,
-        items: tuple[Item, ...],
+        items: Sequence[Item],
         path: _Path,
         first: int,
         candidate: int | None,
@@ -311,7 +309,7 @@ class Cache:
 
     def _stored(
         self,
-        items: tuple[Item, ...],
+        items: Sequence[Item],
         path: _Path,
         first: int,
         candidate: int | None,
@@ -360,12 +358,12 @@ class Cache:
         return Hit(candidate, expired, path.common, prefix, read, written, limit)
 
 
-def _ends(items: tuple[Item, ...]) -> list[int]:
+def _ends(items: Sequence[Item]) -> list[int]:
     """Tokens of each leading run of items: `ends[n]` = the first n items' tokens."""
     return list(accumulate(map(_TOKENS, items), initial=0))
 
 
-def _positions(items: tuple[Item, ...]) -> list[int]:
+def _positions(items: Sequence[Item]) -> list[int]:
     """Each item's lookback position: a run of `tool_use` (or of `tool_result`) blocks is one."""
     out, position, before = [], -1, None
     for item in items:

@@ -105,7 +105,8 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
             result = run(call.fixture, call.options, state=state)
         except RuleError as exc:
             raise RuleError(f"call {index} ({call.label}): {exc}") from None
-        items = prompt_items(result.payload, meter=result.assembly.meter, memo=state.items)
+        request = prompt_items(result.payload, meter=result.assembly.meter, memo=state.items)
+        items = request.items  # the tuple: the cache reads it in C
         prompt = prompt_tokens(items, priming_tokens(result.payload, meter=result.assembly.meter))
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         for w in result.typed_warnings():  # one per kind: R-ASM-9's names the first call and counts the rest
@@ -113,7 +114,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
             warned.add(index, call.label, w.text, over)
         keys = numbers.of(items)  # 4 bytes an item
         hit = prompt_cache.add(items, call.clock, keys)
-        view, dropped = breaks.view(result, items, keys, call.user.id)
+        view, dropped = breaks.view(result, request, keys, call.user.id)
         against = hit.candidate if not hit.expired else index - 1
         other = views.get(against) if against is not None and against >= 0 else None
         common = 0 if hit.expired else hit.common  # expired: nothing of the previous call is reusable

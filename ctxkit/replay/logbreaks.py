@@ -55,15 +55,18 @@ class KeyedBody:
     body: Body
     keys: tuple[str, ...]
 
-    def side(self, item: Item | None) -> dict[str, Any] | None:
+    def side(self, n: int, item: Item | None) -> dict[str, Any] | None:
+        """Item `n` (`item`, None past the end) as a break shows it."""
         if item is None:
             return None
-        if item.role is None or item.message is None:
+        message = self.body.items.message(n)
+        if item.role is None or message is None:
             return {"kind": "tools", "id": None, "segment": None}
-        return {"kind": self.body.kinds[item.message], "id": self.body.pointers[item.message], "segment": None}
+        return {"kind": self.body.kinds[message], "id": self.body.pointers[message], "segment": None}
 
-    def kind(self, item: Item) -> str:
-        return "tools" if item.role is None or item.message is None else self.body.kinds[item.message]
+    def kind(self, n: int, item: Item) -> str:
+        message = self.body.items.message(n)
+        return "tools" if item.role is None or message is None else self.body.kinds[message]
 
 
 def first(switched: bool) -> Break:
@@ -82,9 +85,11 @@ def find(this: KeyedBody, cand: KeyedBody, common: int, *, expired: bool) -> Bre
     mine = this.body.items[common] if common < len(this.body.items) else None
     theirs = cand.body.items[common] if common < len(cand.body.items) else None
     if expired:
-        return _break(Cause.EXPIRED, common, this.side(mine), cand.side(theirs), lost)
+        return _break(Cause.EXPIRED, common, this.side(common, mine), cand.side(common, theirs), lost)
     if mine is None or theirs is None:
-        return _break(Cause.APPEND, common if mine is not None else None, this.side(mine), cand.side(theirs), lost)
+        return _break(
+            Cause.APPEND, common if mine is not None else None, this.side(common, mine), cand.side(common, theirs), lost
+        )
     changed = [
         k
         for k in sorted(set(this.body.settings) | set(cand.body.settings))
@@ -94,11 +99,11 @@ def find(this: KeyedBody, cand: KeyedBody, common: int, *, expired: bool) -> Bre
         setting = {"kind": "setting", "id": ", ".join(changed), "segment": None}
         return _break(Cause.PARAMETERS, common, setting, setting, lost)
     cause = _cause(this, cand, common, mine, theirs)
-    return _break(cause, common, this.side(mine), cand.side(theirs), lost)
+    return _break(cause, common, this.side(common, mine), cand.side(common, theirs), lost)
 
 
 def _cause(this: KeyedBody, cand: KeyedBody, common: int, mine: Item, theirs: Item) -> Cause:
-    kinds = (this.kind(mine), cand.kind(theirs))
+    kinds = (this.kind(common, mine), cand.kind(common, theirs))
     if "tools" in kinds:
         return Cause.TOOLS
     if SYSTEM_KINDS & set(kinds):

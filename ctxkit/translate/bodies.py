@@ -33,14 +33,14 @@ from typing import Any
 from ctxkit import providers
 from ctxkit.counting.measure import dumps_args
 from ctxkit.translate.costs import ItemMeter
-from ctxkit.translate.items import Item, ItemMemo, canonical, priming_tokens, prompt_items
+from ctxkit.translate.items import ItemMemo, Prompt, canonical, priming_tokens, prompt_items
 from ctxkit.translate.sent import body_payload
 
 
 @dataclass(frozen=True, slots=True)
 class Body:
-    items: tuple[Item, ...]
-    pointers: tuple[str, ...]  # per payload message (Item.message): where it is in the body as sent
+    items: Prompt
+    pointers: tuple[str, ...]  # per payload message (Prompt.message): where it is in the body as sent
     kinds: tuple[str, ...]  # per payload message: system | user | assistant | tool | …
     system: str  # the system texts, joined (for `system_date`)
     settings: dict[str, Any]  # the keyed settings this request sent
@@ -69,12 +69,13 @@ def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: Ite
     if settings:
         salt = "\x00" + canonical(settings)
         first = 1 if scope == "messages" and shape.system_message else 0
-        items = tuple(
-            i._replace(key=i.key + salt) if scope == "all" or (i.message is not None and i.message >= first) else i
-            for i in items
+        salted = (
+            i._replace(key=i.key + salt) if scope == "all" or (m is not None and m >= first) else i
+            for i, m in zip(items, items.messages(), strict=True)
         )
+        items = items.replaced(tuple(salted))
     if spec.format == "anthropic" and isinstance(body.get("cache_control"), dict) and items:
-        items = (*items[:-1], items[-1]._replace(breakpoint=True))  # automatic caching: the last block
+        items = items.replaced((*items[:-1], items[-1]._replace(breakpoint=True)))  # automatic caching: the last block
     priming = priming_tokens(payload, meter=meter)
     system = "\n".join(shape.system)
     return Body(items, tuple(shape.pointers), tuple(shape.kinds), system, settings, priming, content_keys)

@@ -2,10 +2,10 @@
 
 Input: a `Payload` (body, wire messages and origins) and something that counts
 (`ItemMeter`: a text's tokens and an image's cost; `counting.measure.Meter` is
-one). Output: `prompt_items(payload, meter=...) -> tuple[Item, ...]`, in the
-order the provider reads the prompt, and `prompt_tokens(items) -> int` (`wire_tokens(payload, meter=...)` is the same
-number without building the keys); `over_window_tokens` and `over_window_warning`
-say when that request does not fit the window (R-ASM-9).
+one). Output: `prompt_items(payload, meter=...) -> Prompt` (its `Item`s in the
+order the provider reads the prompt, and where each sits), and `prompt_tokens(items) -> int`
+(`wire_tokens(payload, meter=...)` is the same number without building the keys);
+`over_window_tokens` and `over_window_warning` say when that request does not fit the window (R-ASM-9).
 
 The items, per provider:
 
@@ -34,12 +34,14 @@ priming (`priming_tokens`), the definitions item (tools, output schema, Anthropi
 tool-use system prompt) — as `ctxkit/counting/wire.py` says for that provider
 (docs/rules.md#r-rpl-4). `prompt_tokens` = the sum over the items + the priming.
 It is an estimate: only a provider's own counter is exact. What one item costs is
-`ctxkit/translate/costs.py`'s.
+`ctxkit/translate/costs.py`'s; what replay keeps of them between calls,
+`ctxkit/translate/itemmemo.py`'s.
 
-Back-references, for mapping an item to the decision record: `Item.message`
+Back-references, for mapping an item to the decision record, are the `Prompt`'s, not the
+item's (an item serves every request that sends it, wherever it sits): `Prompt.message(n)`
 is the index of the payload message the item belongs to, counting Anthropic's
 `system` and Gemini's `systemInstruction` as message 0 when present (None for
-the tool definitions); `Item.source` is the index, in the assembled list
+the tool definitions); `Prompt.source(n)` is the index, in the assembled list
 (`Assembly.messages`), of the working message it was translated from — None
 for the tool definitions and for content translation added (the image-drop
 notice, a fix-up's inserted text).
@@ -47,11 +49,9 @@ notice, a fix-up's inserted text).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
-from itertools import compress, count, islice
-from operator import is_not, itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
 
 from ctxkit import providers
 from ctxkit.counting.wire import (
@@ -68,37 +68,34 @@ from ctxkit.output import plural
 from ctxkit.translate import reading
 from ctxkit.translate.common import Sent
 from ctxkit.translate.costs import Images, ItemMeter, item_tokens, texts_tokens
+from ctxkit.translate.itemmemo import ItemMemo
+from ctxkit.translate.keys import canonical, compact, item_key
+from ctxkit.translate.prompt import Item, Prompt
+
+__all__ = [
+    "Item",
+    "ItemMemo",
+    "Prompt",
+    "canonical",
+    "compact",
+    "frame",
+    "known",
+    "over_window_tokens",
+    "over_window_warning",
+    "priming_tokens",
+    "prompt_items",
+    "prompt_tokens",
+    "read_items",
+    "request_rules",
+    "tool_definitions_tokens",
+    "wire_tokens",
+]
 
 if TYPE_CHECKING:
     from ctxkit.translate import Payload
 
 
-class Item(NamedTuple):
-    """One prompt item (see the module docstring for each field's meaning).
-
-    A named tuple, not a dataclass: replay builds one per message per call, and a tuple is
-    made several times faster than a frozen dataclass (R-RPL-9)."""
-
-    key: str
-    tokens: int
-    message: int | None
-    source: int | None
-    role: str | None
-    breakpoint: bool = False  # the block carries Anthropic's `cache_control` (R-TR-8)
-    run: str | None = None  # Anthropic `tool_use` / `tool_result`: a run of these is one lookback position
-
-
-def canonical(value: Any) -> str:
-    """Sorted keys, no whitespace, non-ASCII kept: equal values give equal strings."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def compact(value: Any) -> str:
-    """JSON as sent on the wire: key order kept, no whitespace, non-ASCII kept."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def prompt_tokens(items: tuple[Item, ...] | list[Item], priming: int = REPLY_PRIMING_TOKENS) -> int:
+def prompt_tokens(items: Sequence[Item], priming: int = REPLY_PRIMING_TOKENS) -> int:
     """A request's prompt tokens: its items plus the reply priming (R-RPL-4; `priming_tokens`)."""
     total: int = sum(map(itemgetter(1), items))  # Item.tokens, summed in C
     return total + priming
@@ -127,87 +124,6 @@ def tool_definitions_tokens(body: dict[str, Any], count: Callable[[str], int]) -
     return count(compact(tools)) if tools else 0
 
 
-class ItemMemo:
-    """Keys and text tokens of the items seen so far, by content (R-RPL-9).
-
-    Replay translates the same stored messages call after call; with a memo each distinct item
-    made of strings and nulls (plain messages, text blocks, tool results, OpenAI tool calls) is
-    written as canonical JSON and counted once, and its key is the same string object every time
-    (the cache trie then compares keys without rehashing them). Items with images or with other
-    values (numbers, flags) are keyed and counted afresh. The tokenizer must stay the same while
-    a memo is used.
-    """
-
-    def __init__(self) -> None:
-        self._known: dict[tuple[Any, ...], tuple[str, int]] = {}
-        # the last request's payload messages (as translation emitted them) and items
-        self._last: tuple[tuple[object, ...], Sequence[Sent], list[Item], int] | None = None
-
-    def carried(
-        self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, out: list[Item]
-    ) -> tuple[list[Item], list[int]] | None:
-        """The last request's items and the messages whose items must be made (R-RPL-9): a
-        payload message that is the last request's very object, at the same place and from the
-        same assembled message, has the same items. Only when the last request had one item per
-        message (OpenAI, Ollama) and the same preamble (`out`); None otherwise."""
-        last = self._last
-        if last is None or last[0] != (payload.provider, payload.model, meter.tokenizer):
-            return None
-        _, sents, items, placed = last
-        lead = len(out)
-        if len(items) != lead + len(sents) or items[:lead] != out:
-            return None
-        most = min(len(messages), len(sents), placed, payload.prepared.placed)
-        made = list(compress(count(), map(is_not, islice(messages, most), islice(sents, most))))
-        return items, made + list(range(most, len(messages)))
-
-    def keep(self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, out: list[Item]) -> None:
-        """This request's messages and items, for the next request's `carried`."""
-        context = (payload.provider, payload.model, meter.tokenizer)
-        self._last = (context, messages, out, payload.prepared.placed)
-
-    def lookup(self, role: str, part: Any, meter: ItemMeter, rules: WireRules | None = None) -> tuple[str, int] | None:
-        """(key, tokens of the texts) of an item the memo can hold, or None for any other item."""
-        if type(part) is not dict:
-            return None
-        fields = part if "cache_control" not in part else _without_cache_control(part)
-        values = fields.values()
-        if _FLAT.issuperset(map(type, values)):
-            memo_key: tuple[Any, ...] = (role, *fields, *values)  # keys and values come in the same order
-        else:
-            nested = _frozen(fields)
-            if nested is None or next(reading.images(part), None) is not None:
-                return None  # an image's cost is its file's, not its bytes': never shared by content
-            memo_key = (role, nested)
-        found = self._known.get(memo_key)
-        if found is None:
-            found = self._known[memo_key] = (_key(role, part), texts_tokens(part, meter, rules))
-        return found
-
-    def held(self) -> int:
-        """How many distinct items the memo holds."""
-        return len(self._known)
-
-
-_FLAT = frozenset({str, type(None)})
-
-
-def _frozen(value: Any) -> tuple[Any, ...] | None:
-    """A hashable copy of a dict of strings, nulls, dicts and lists, equal only for equal values
-    of the same types (a list and a dict never freeze alike); None when anything else is inside."""
-    if type(value) is dict:
-        inner = [v if v is None or type(v) is str else _frozen(v) for v in value.values()]
-        if any(f is None for f, v in zip(inner, value.values(), strict=True) if v is not None):
-            return None
-        return ("{", *value, *inner)
-    if type(value) is list:
-        items = [v if v is None or type(v) is str else _frozen(v) for v in value]
-        if any(f is None for f, v in zip(items, value, strict=True) if v is not None):
-            return None
-        return ("[", *items)
-    return None
-
-
 def _rules(payload: Payload, meter: ItemMeter) -> WireRules:
     model = payload.model or str(payload.head.get("model") or "")
     return rules_for(payload.provider, model, meter.tokenizer)
@@ -221,7 +137,7 @@ def request_rules(provider: str, model: str, meter: ItemMeter) -> WireRules:
 def known(role: str, part: dict[str, Any], meter: ItemMeter, rules: WireRules) -> tuple[str, int]:
     """(key, tokens without the framing) of an item without images, as `prompt_items` makes them:
     what a translator tells about the items it emits."""
-    return _key(role, part), rules.scaled(texts_tokens(part, meter, rules))
+    return item_key(role, part), rules.scaled(texts_tokens(part, meter, rules))
 
 
 def frame(rules: WireRules, role: str, parts: list[Any], meter: ItemMeter, names: dict[str, str]) -> int:
@@ -242,7 +158,7 @@ def _preamble_key(provider: str, body: dict[str, Any]) -> str:
 _PREAMBLE_FIELDS = ("tools", "functions", "tool_choice", "response_format", "text")
 
 
-def prompt_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = None) -> tuple[Item, ...]:
+def prompt_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = None) -> Prompt:
     """The payload's prompt items in reading order, with tokens and back-references.
 
     The messages translation emitted (`Payload.messages`) with the keys and counts it already
@@ -254,7 +170,7 @@ def prompt_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = 
     return _items(payload, payload.messages, meter, memo, reuse=meter is payload.meter)
 
 
-def read_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = None) -> tuple[Item, ...]:
+def read_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = None) -> Prompt:
     """The prompt items as read back from the body (`reading.messages`), never from what translation knew."""
     origins = payload.origins
     read = [
@@ -266,65 +182,56 @@ def read_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = No
 
 def _items(
     payload: Payload, messages: Sequence[Sent], meter: ItemMeter, memo: ItemMemo | None, *, reuse: bool
-) -> tuple[Item, ...]:
+) -> Prompt:
     out = []
     rules = _rules(payload, meter)
     head = _preamble_body(payload, messages)
     if has_preamble(payload.provider, head):
         tokens = preamble_tokens(rules, head, meter.text)
-        out.append(Item(_preamble_key(payload.provider, head), tokens, None, None, None))
+        out.append(Item(_preamble_key(payload.provider, head), tokens, None))
+    lead = len(out)
     images = Images(payload)
-    wire = payload.prepared
     lookup = memo.lookup if memo is not None else None
     names: dict[str, str] | None = None
-    plan = memo.carried(payload, messages, meter, out) if memo is not None and reuse else None
-    last, lead, at = (plan[0], len(out), 0) if plan is not None else (None, 0, 0)
-    for n in range(len(messages)) if plan is None else plan[1]:
-        if last is not None:  # the items of the messages between, as the last request made them
-            out += last[lead + at : lead + n]
-            at = n + 1
-        sent = messages[n]
-        role, parts, origins = sent.role, sent.parts, sent.origins
-        knew = sent.known if reuse else None
-        framing = sent.frame if reuse else None
-        if framing is not None and knew is not None and len(knew) == 1 and knew[0] is not None:
-            out.append(_one(knew[0], framing, n, parts[0], origins[0], wire, role))  # the common case, quickly
-            continue
-        if framing is None:  # on the message's first item
-            if names is None:
-                names = _names(payload.provider, messages)
-            framing = _frame(rules, role, parts, meter, names)
-        for k, part in enumerate(parts):
-            origin = origins[k] if k < len(origins) else -1
-            found = knew[k] if knew is not None else None
-            if found is None and lookup is not None:
-                looked = lookup(role, part, meter, rules)
-                if looked is not None:
-                    found = looked[0], rules.scaled(looked[1])
-            key, tokens = (
-                found if found is not None else (_key(role, part), item_tokens(part, origin, images, meter, rules))
-            )
-            mark = type(part) is dict and "cache_control" in part
-            run = part.get("type") if type(part) is dict else None
-            source = wire.source(origin)
-            out.append(
-                Item(key, tokens + framing if k == 0 else tokens, n, source, role, mark, run if run in _RUNS else None)
-            )
-    if last is not None:
-        out += last[lead + at : lead + len(messages)]
+    last, runs = memo.carried(payload, messages, meter, out) if memo is not None and reuse else ([], [])
+    at = 0
+    for i, j, k in [*runs, (len(messages), 0, 0)]:
+        for n in range(at, i):  # a message no run brings: its items made (most from the memo)
+            sent = messages[n]
+            role, parts, origins = sent.role, sent.parts, sent.origins
+            knew = sent.known if reuse else None
+            framing = sent.frame if reuse else None
+            if framing is not None and knew is not None and len(knew) == 1 and knew[0] is not None:
+                out.append(_one(knew[0], framing, parts[0], role))  # the common case, quickly
+                continue
+            if framing is None:  # on the message's first item
+                if names is None:
+                    names = _names(payload.provider, messages)
+                framing = _frame(rules, role, parts, meter, names)
+            for q, part in enumerate(parts):
+                found = knew[q] if knew is not None else None
+                if found is None and lookup is not None:
+                    looked = lookup(role, part, meter, rules)
+                    if looked is not None:
+                        found = looked[0], rules.scaled(looked[1])
+                if found is None:
+                    origin = origins[q] if q < len(origins) else -1
+                    found = item_key(role, part), item_tokens(part, origin, images, meter, rules)
+                out.append(_one(found, framing if q == 0 else 0, part, role))
+        out += last[lead + j : lead + j + k]  # a run of the last request's messages: their items, as one slice
+        at = i + k
     if memo is not None and reuse:
         memo.keep(payload, messages, meter, out)
-    return tuple(out)
+    return Prompt(tuple(out), lead, messages, payload.prepared.placed)
 
 
 _RUNS = frozenset({"tool_use", "tool_result"})  # Anthropic blocks whose consecutive runs count once (R-RPL-5)
 
 
-def _one(known: tuple[str, int], framing: int, n: int, part: Any, origin: int, wire: Any, role: str) -> Item:
-    """The item of a one-item message whose key and tokens translation knew."""
+def _one(known: tuple[str, int], framing: int, part: Any, role: str) -> Item:
+    """The item of `part` whose key and tokens (without the framing) are `known`."""
     mark, run = ("cache_control" in part, part.get("type")) if type(part) is dict else (False, None)
-    source = wire.source(origin)
-    return Item(known[0], known[1] + framing, n, source, role, mark, run if run in _RUNS else None)
+    return Item(known[0], known[1] + framing, role, mark, run if run in _RUNS else None)
 
 
 def _preamble_body(payload: Payload, messages: Sequence[Sent]) -> dict[str, Any]:
@@ -388,13 +295,3 @@ def _names(provider: str, messages: Sequence[Sent]) -> dict[str, str]:
     if providers.wire_format(provider) != "openai":
         return {}
     return openai_call_names([(s.role, s.parts) for s in messages])
-
-
-def _key(role: str, part: Any) -> str:
-    return canonical({"role": role, "item": _without_cache_control(part)})
-
-
-def _without_cache_control(part: Any) -> Any:
-    if isinstance(part, dict) and "cache_control" in part:
-        return {k: v for k, v in part.items() if k != "cache_control"}
-    return part

@@ -1,0 +1,76 @@
+"""R-RPL-9: a replayed call's prompt items are the last call's item objects wherever the window
+moved, and the same as the items read back from the call assembled afresh.
+
+An `Item` holds no position (`Prompt.message` / `Prompt.source` read it from the payload
+messages), so a message the 8k-style window moved keeps its items: `ItemMemo.carried` finds the
+runs of messages that hold the last request's parts lists with the same framing and role.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxkit.loading.config import Options
+from ctxkit.loading.read import load_fixture
+from ctxkit.replay import driver
+from ctxkit.translate.common import Sent
+from ctxkit.translate.itemmemo import _runs
+from ctxkit.translate.items import Prompt, prompt_items
+
+from .helpers import bench_history, replay_against_fresh
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("reuse") / "h.json"
+    path.write_text(json.dumps(bench_history(160)), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("provider", ["openai", "ollama"])
+def test_r_rpl_9_moved_messages_keep_their_item_objects(
+    history: Path, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a window that slides every call, nearly every item of a call that an earlier call
+    sent is that call's very object; and each call's items and places equal a fresh call's."""
+    prompts: list[Prompt] = []
+
+    def recording(payload: Any, **kw: Any) -> Prompt:
+        prompts.append(prompt_items(payload, **kw))
+        return prompts[-1]
+
+    monkeypatch.setattr(driver, "prompt_items", recording)
+    done = driver.replay(load_fixture(str(history)), Options(provider=provider, max_input_tokens=3000))
+    assert sum(c.brk.cause == "truncation" for c in done.calls) > 20  # the window slid
+    same = shared = 0
+    for before, after in zip(prompts, prompts[1:], strict=False):
+        objects = {id(i) for i in before.items}
+        keys = {i.key for i in before.items}
+        shared += sum(i.key in keys for i in after.items)
+        same += sum(id(i) in objects for i in after.items)
+        assert after.sources()[-1] is not None  # places read from this call's messages
+    assert shared > 1000 and same >= 0.95 * shared, (same, shared)
+
+
+def test_r_rpl_9_reused_items_equal_a_fresh_call(history: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = replay_against_fresh(load_fixture(str(history)), Options(max_input_tokens=3000), monkeypatch)
+    assert calls > 50
+
+
+def _sent(parts: list[Any], frame: int, role: str = "user", origin: int = 0) -> Sent:
+    return Sent(role, parts, (origin,), None, frame)
+
+
+def test_r_rpl_9_runs_follow_the_parts_lists_their_framing_and_role() -> None:
+    a, b, c, d = ([{"n": n}] for n in range(4))
+    old = [_sent(a, 1), _sent(b, 2), _sent(c, 3), _sent(d, 4)]
+    # the window slid by one; message c is framed otherwise now (its call was renamed); a new one
+    new = [_sent(b, 2, origin=0), _sent(c, 9, origin=1), _sent(d, 4, origin=2), _sent([{"n": 5}], 5)]
+    assert _runs(new, old) == [(0, 1, 1), (2, 3, 1)]
+    # equal parts that are not the same lists are made again; so is a changed role
+    assert _runs([_sent([{"n": 0}], 1), _sent(b, 2, "assistant")], old) == []
+    assert _runs(old, old) == [(0, 0, 4)]
