@@ -18,7 +18,7 @@ from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.replay import driver
 from ctxkit.translate.common import Sent
-from ctxkit.translate.itemmemo import _runs
+from ctxkit.translate.itemmemo import Run, _framed_alike, _shape
 from ctxkit.translate.items import Prompt, prompt_items
 
 from .helpers import bench_history, replay_against_fresh
@@ -61,6 +61,10 @@ def test_r_rpl_9_reused_items_equal_a_fresh_call(history: Path, monkeypatch: pyt
     assert calls > 50
 
 
+def _runs(new: list[Sent], old: list[Sent]) -> list[Run]:
+    return _framed_alike(_shape(new), _shape(old))
+
+
 def _sent(parts: list[Any], frame: int, role: str = "user", origin: int = 0) -> Sent:
     return Sent(role, parts, (origin,), None, frame)
 
@@ -74,3 +78,5 @@ def test_r_rpl_9_runs_follow_the_parts_lists_their_framing_and_role() -> None:
     # equal parts that are not the same lists are made again; so is a changed role
     assert _runs([_sent([{"n": 0}], 1), _sent(b, 2, "assistant")], old) == []
     assert _runs(old, old) == [(0, 0, 4)]
+    # a run framed otherwise in its middle goes on after it
+    assert _runs([old[0], _sent(b, 7), old[2], old[3]], old) == [(0, 0, 1), (2, 2, 2)]

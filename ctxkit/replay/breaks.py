@@ -7,26 +7,40 @@ the closed list with the rule behind it, and the tokens already paid for that co
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import attrgetter, itemgetter
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ctxkit import providers
 from ctxkit.history.tree import Ancestry
 from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.replay.cache import Keys
 from ctxkit.replay.causes import Cause
+from ctxkit.replay.earlier import CallContext, Earlier, Sides, Source
 from ctxkit.replay.prefix import each
 from ctxkit.translate.items import Item, Prompt, canonical
 
 if TYPE_CHECKING:
     from ctxkit.assembly.fates import Fated
     from ctxkit.pipeline import Result
+
+__all__ = [
+    "CAUSE_RULES",
+    "Break",
+    "CallContext",
+    "Candidate",
+    "Dropped",
+    "Earlier",
+    "MappedCall",
+    "Sides",
+    "Source",
+    "find",
+    "view",
+]
 
 CAUSE_RULES = {  # the causes a fixture's replay finds, first match wins, and the rule behind each
     Cause.FIRST_CALL: "R-RPL-1",
@@ -47,19 +61,6 @@ CAUSE_RULES = {  # the causes a fixture's replay finds, first match wins, and th
 }
 DRIFTING = frozenset({Origin.CUSTOM_AGENT, Origin.DOCUMENTS, Origin.PROJECT_READ_FILE, Origin.FORGOTTEN_FILES})
 STORED = frozenset({Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER})
-
-
-@dataclass(frozen=True, slots=True)
-class Source:
-    """The working message behind a payload message."""
-
-    key: str
-    kind: Kind
-    origin: Origin
-    id: str | None  # the stored message or file id
-    stored: str | None  # the stored message it comes from (for branch checks)
-    segment: str | None
-    placeholder: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,133 +109,6 @@ class MappedCall:
         if 2 * (n - start) > n:  # most of it: the keys the trie holds too, shared
             return Earlier(start, n, self.keys, start, found, sides.table, call)
         return Earlier(start, n, self.keys[start:], 0, found, sides.table, call)
-
-
-class CallContext(NamedTuple):
-    """What a break reads of an earlier call besides its items."""
-
-    user: str
-    system: str | None
-    date: str | None
-    model: str
-    settings: tuple[tuple[str, str], ...]
-
-
-class Sides:
-    """Each distinct (tokens, role, breakpoint, source) of the items kept for later calls, once:
-    an earlier call keeps one number per item instead of its assembled list (R-RPL-9)."""
-
-    def __init__(self) -> None:
-        self.table: list[tuple[int, str | None, bool, Source | None]] = []
-        self._ids: dict[tuple[Any, ...], int] = {}
-        self._texts: dict[str, str] = {}
-
-    def text(self, text: str | None) -> str | None:
-        """One string object for equal texts (the system prompt, equal on most calls)."""
-        return None if text is None else self._texts.setdefault(text, text)
-
-    def numbers(self, view: MappedCall, start: int) -> array[int]:
-        """The numbers of the view's items from `start` on: each side's key is built and looked up
-        in C; only a side not seen before is numbered one by one."""
-        items, m = view.items[start:], len(view.messages)
-        at = view.items.origins()[start:]  # -1 (no working message) reads the pad, after the list
-        limit = min(m, view.items.placed)
-        if at and max(at) >= limit:  # beyond the assembled list: no working message either
-            at = [a if a < limit else -1 for a in at]
-        ws, segments = [*view.messages, _PAD], [*view.segment_of, None]
-        own, of_w = map(_ITEM_SIDE, items), map(_W_SIDE, map(ws.__getitem__, at))
-        keys = list(zip(own, of_w, map(segments.__getitem__, at), strict=True))
-        found = list(map(self._ids.get, keys, repeat(-1)))
-        for n in each(found, -1):
-            got = self._ids.get(keys[n])
-            if got is None:  # not even earlier in this call
-                got = self._ids[keys[n]] = len(self.table)
-                self.table.append((*keys[n][0], view.source_at(start + n)))  # tokens, role, breakpoint, source
-            found[n] = got
-        return array("i", found)
-
-
-_PAD = SimpleNamespace(key=None, kind=None, origin=None, file_id=None, source_id=None, placeholder=None)  # no message
-_ITEM_SIDE = itemgetter(1, 2, 3)  # an Item's tokens, role, breakpoint
-_W_SIDE = attrgetter("key", "kind", "origin", "file_id", "source_id", "placeholder")
-
-
-class Earlier:
-    """An earlier call as later calls keep it (R-RPL-9): from item `start` on, each item's key and
-    the number of its (tokens, role, breakpoint, source) in `Sides`.
-
-    Items before `start` were overtaken (`cache.Cache.overtaken`): a later call that shares them
-    shares them with a later call too, whose prompt is then its best candidate there, so this one
-    can only be broken against at `start` or beyond. A conversation that grows keeps of each
-    earlier call its last few items (its reminder); one that truncates keeps a key and a number
-    per item of the window until the TTL ends."""
-
-    __slots__ = (
-        "_call",
-        "_offset",
-        "_sides",
-        "_table",
-        "date",
-        "keys",
-        "length",
-        "model",
-        "settings",
-        "start",
-        "system",
-        "user",
-    )
-
-    def __init__(
-        self,
-        start: int,
-        length: int,
-        keys: Keys,
-        offset: int,
-        sides: array[int],
-        table: list[tuple[int, str | None, bool, Source | None]],
-        call: CallContext,
-    ) -> None:
-        self.start, self.length = start, length
-        self.keys, self._offset = keys, offset  # item n's key is keys[n - start + offset]
-        self._sides, self._table, self._call = sides, table, call
-        self.user, self.system, self.date, self.model, self.settings = call
-
-    def _side(self, n: int) -> tuple[int, str | None, bool, Source | None] | None:
-        if n >= self.length:
-            return None
-        if n < self.start:
-            raise AssertionError(f"item {n} of an earlier call was overtaken (kept from {self.start})")
-        return self._table[self._sides[n - self.start]]
-
-    def item(self, n: int) -> Item | None:
-        side = self._side(n)
-        if side is None:
-            return None
-        tokens, role, breakpoint, _ = side
-        key = self.keys[n - self.start + self._offset]  # as the trie holds it: a number in a replay
-        return Item(str(key), tokens, role, breakpoint)
-
-    def keys_from(self, n: int) -> Keys:
-        if n < self.start:
-            raise AssertionError(f"keys from {n} of an earlier call were overtaken (kept from {self.start})")
-        return self.keys[n - self.start + self._offset :]
-
-    def source_at(self, n: int) -> Source | None:
-        side = self._side(n)
-        return side[3] if side is not None else None
-
-    def trimmed(self, start: int, sides: Sides) -> Earlier | None:
-        if start >= self.length:
-            return None
-        cut = max(start - self.start, 0)
-        if cut == 0:
-            return self
-        keys, offset = self.keys, self._offset + cut
-        left = self.length - start
-        if 2 * left <= len(keys):  # little of the shared keys is still needed: keep only that
-            keys, offset = keys[offset : offset + left], 0
-        numbers = self._sides[cut:]
-        return Earlier(start, self.length, keys, offset, numbers, self._table, self._call)
 
 
 Candidate = MappedCall | Earlier

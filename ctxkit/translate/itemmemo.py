@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import compress, count, islice, repeat
-from operator import attrgetter, is_, is_not, ne, or_
-from typing import TYPE_CHECKING, Any
+from operator import attrgetter, is_, is_not, ne
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxkit.counting.wire import WireRules
 from ctxkit.translate import reading
@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from ctxkit.translate.common import Sent
     from ctxkit.translate.items import Item
 
-Run = tuple[int, int, int]  # (first message now, first message in the last request, length)
+Run = tuple[int, int, int]  # (start now, start in the last sequence, length)
 
 _PARTS, _SIGN = attrgetter("parts"), attrgetter("frame", "role")
-_REACH = 128  # how far past the last run a run's first message is looked for
+REACH = 128  # how far past the last run a run's first object is looked for
 
 
 class ItemMemo:
@@ -45,6 +45,7 @@ class ItemMemo:
         self._known: dict[tuple[Any, ...], tuple[str, int]] = {}
         # the last request's context, payload messages (as translation emitted them) and items
         self._last: tuple[tuple[object, ...], Sequence[Sent], list[Item]] | None = None
+        self._shaped: tuple[Sequence[Sent], _Shape] | None = None  # one request's messages, shaped whole
 
     def carried(
         self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, lead: list[Item]
@@ -52,11 +53,14 @@ class ItemMemo:
         """The last request's items and the runs of `messages` whose items are those of a run of
         the last request's messages, in order (R-RPL-9).
 
-        A payload message's items follow from its content, its framing and its role (translation
-        never changes a message's parts once made): a message whose `parts` is the very list a
-        message of the last request held, with the same framing and role, has that message's
-        items, wherever it moved. Only when the last request had one item per message (OpenAI,
-        Ollama) and the same definitions item (`lead`); no run otherwise."""
+        A run of the last request's messages at the same places has their items (equal payload
+        messages at the same place: the same role, parts, origins, framing). Between two such runs
+        (a window that slid: translation made the moved messages again), a message's items
+        follow from its content, its framing and its role (translation never changes a message's
+        parts once made): a message whose `parts` is the very list a message of the last request
+        held, with the same framing and role, has that message's items, wherever it moved. Only
+        when the last request had one item per message (OpenAI, Ollama) and the same definitions
+        item (`lead`); no run otherwise."""
         last = self._last
         if last is None or last[0] != (payload.provider, payload.model, meter.tokenizer):
             return [], []
@@ -64,11 +68,31 @@ class ItemMemo:
         size = len(lead)
         if len(items) != size + len(before) or items[:size] != lead:
             return [], []
-        return items, _runs(messages, before)
+        out: list[Run] = []
+        now = then = 0
+        for i, j, k in [*_in_place(messages, before), (len(messages), len(before), 0)]:
+            if now < i and then < j:  # messages between the runs on both sides: moved ones, by their parts
+                moved = _framed_alike(self._shape(messages, now, i), self._shape(before, then, j))
+                out += [(a + now, b + then, length) for a, b, length in moved]
+            if k:
+                out.append((i, j, k))
+            now, then = i + k, j + k
+        return items, out
 
     def keep(self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, out: list[Item]) -> None:
         """This request's messages and items (the definitions item first), for the next `carried`."""
         self._last = ((payload.provider, payload.model, meter.tokenizer), messages, out)
+
+    def _shape(self, messages: Sequence[Sent], lo: int, hi: int) -> _Shape:
+        """Messages `lo` to `hi` as `_framed_alike` compares them; when they are most of the
+        request, the whole request is shaped once and kept (the next request compares with it)."""
+        shaped = self._shaped
+        if shaped is None or shaped[0] is not messages:
+            if 2 * (hi - lo) <= len(messages):
+                return _shape(messages[lo:hi])
+            shaped = self._shaped = messages, _shape(messages)
+        whole = shaped[1]
+        return _Shape(whole.parts[lo:hi], whole.signs[lo:hi])
 
     def lookup(self, role: str, part: Any, meter: ItemMeter, rules: WireRules | None = None) -> tuple[str, int] | None:
         """(key, tokens of the texts) of an item the memo can hold, or None for any other item."""
@@ -93,34 +117,81 @@ class ItemMemo:
         return len(self._known)
 
 
-def _runs(new: Sequence[Sent], old: Sequence[Sent]) -> list[Run]:
-    """The runs of `new` whose messages hold the parts lists of a run of `old` (by identity) with
-    the same framing and role, in order of both. A run starts at the same parts list, looked for a
-    little way past the last run (the window slides at its old end and grows at its new end; a
-    message not found there is made afresh, which gives the same items)."""
-    runs: list[Run] = []
-    theirs = list(map(_PARTS, old))
+def runs(new: Sequence[object], old: Sequence[object]) -> list[Run]:
+    """The runs of `new` that are runs of `old` (the very objects), in order of both. A run starts
+    at the same object, looked for a little way past the last run (a window slides at its old end
+    and grows at its new end), and goes on while the objects are the same; an object not found
+    there is in no run."""
+    out: list[Run] = []
     i, j, n, m = 0, 0, len(new), len(old)
     while i < n:
-        parts = new[i].parts
-        found = next(compress(count(j), map(is_, repeat(parts), islice(theirs, j, j + _REACH))), -1)
+        found = next(compress(count(j), map(is_, repeat(new[i]), islice(old, j, j + REACH))), -1)
         if found < 0:
             i += 1
             continue
         most = min(n - i, m - found)
-        # the very messages first (a run that did not move), then the same parts framed alike
-        length = next(compress(count(), map(is_not, islice(new, i, None), islice(old, found, None))), most)
-        if length < most:
-            a, b = islice(new, i + length, None), islice(old, found + length, None)
-            moved = map(is_not, map(_PARTS, a), islice(theirs, found + length, None))
-            signs = map(ne, map(_SIGN, islice(new, i + length, None)), map(_SIGN, b))
-            length += next(compress(count(), map(or_, moved, signs)), most - length)
-        if length:
-            runs.append((i, found, length))
-            i, j = i + length, found + length
-        else:  # the same parts, framed otherwise (a tool result whose call was renamed)
-            i, j = i + 1, found + 1
-    return runs
+        length = next(compress(count(), map(is_not, islice(new, i, i + most), islice(old, found, None))), most)
+        out.append((i, found, length))
+        i, j = i + length, found + length
+    return out
+
+
+def _in_place(new: Sequence[Sent], old: Sequence[Sent]) -> list[Run]:
+    """The runs of messages equal at the same places in both, the very objects first: a run is
+    found by comparing slices in C, and so is the next one after messages that differ."""
+    out: list[Run] = []
+    i, most = 0, min(len(new), len(old))
+    while i < most:
+        if new[i] is not old[i]:  # on to the next message that is the same object, found in C
+            i = next(compress(count(i), map(is_, islice(new, i, most), islice(old, i, most))), most)
+            continue
+        k = common_prefix(new[i:most], old[i:most])
+        out.append((i, i, k))
+        i += k
+    return out
+
+
+def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many leading items two sequences share, by comparing slices in C (bisection)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    low, high = 0, n  # a[:low] == b[:low]; a[:high] != b[:high]
+    while high - low > 1:
+        mid = (low + high) // 2
+        if a[low:mid] == b[low:mid]:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def _framed_alike(now: _Shape, then: _Shape) -> list[Run]:
+    """The runs of messages holding the same parts lists (`runs`), split where the framing or
+    the role differs (a tool result whose call was renamed)."""
+    out: list[Run] = []
+    for i, j, k in runs(now.parts, then.parts):
+        while k:
+            if now.signs[i : i + k] == then.signs[j : j + k]:
+                out.append((i, j, k))
+                break
+            d = next(compress(count(), map(ne, now.signs[i : i + k], then.signs[j : j + k])))
+            if d:
+                out.append((i, j, d))
+            i, j, k = i + d + 1, j + d + 1, k - d - 1
+    return out
+
+
+class _Shape(NamedTuple):
+    """A request's payload messages as `carried` compares them: each one's parts list, and its
+    framing and role."""
+
+    parts: list[list[Any]]
+    signs: list[tuple[int | None, str]]
+
+
+def _shape(messages: Sequence[Sent]) -> _Shape:
+    return _Shape(list(map(_PARTS, messages)), list(map(_SIGN, messages)))
 
 
 _FLAT = frozenset({str, type(None)})
