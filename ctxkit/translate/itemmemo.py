@@ -44,7 +44,7 @@ class ItemMemo:
     def __init__(self) -> None:
         self._known: dict[tuple[Any, ...], tuple[str, int]] = {}
         # the last request's context, payload messages (as translation emitted them) and items
-        self._last: tuple[tuple[object, ...], Sequence[Sent], list[Item]] | None = None
+        self._last: tuple[tuple[object, ...], Sequence[Sent], list[Item], bool] | None = None
         self._shaped: tuple[Sequence[Sent], _Shape] | None = None  # one request's messages, shaped whole
 
     def carried(
@@ -64,9 +64,9 @@ class ItemMemo:
         last = self._last
         if last is None or last[0] != (payload.provider, payload.model, meter.tokenizer):
             return [], []
-        _, before, items = last
+        _, before, items, single = last
         size = len(lead)
-        if len(items) != size + len(before) or items[:size] != lead:
+        if not single or len(items) != size + len(before) or items[:size] != lead:
             return [], []
         out: list[Run] = []
         now = then = 0
@@ -79,9 +79,12 @@ class ItemMemo:
             now, then = i + k, j + k
         return items, out
 
-    def keep(self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, out: list[Item]) -> None:
-        """This request's messages and items (the definitions item first), for the next `carried`."""
-        self._last = ((payload.provider, payload.model, meter.tokenizer), messages, out)
+    def keep(
+        self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, out: list[Item], *, single: bool
+    ) -> None:
+        """This request's messages and items (the definitions item first; `single`: one item per
+        message), for the next `carried`."""
+        self._last = ((payload.provider, payload.model, meter.tokenizer), messages, out, single)
 
     def _shape(self, messages: Sequence[Sent], lo: int, hi: int) -> _Shape:
         """Messages `lo` to `hi` as `_framed_alike` compares them; when they are most of the

@@ -40,12 +40,14 @@ class Prompt(Sequence[Item]):
 
     __slots__ = ("_columns", "_lead", "_messages", "_single", "items", "placed")
 
-    def __init__(self, items: tuple[Item, ...], lead: int, messages: Sequence[Sent], placed: int) -> None:
+    def __init__(
+        self, items: tuple[Item, ...], lead: int, messages: Sequence[Sent], placed: int, single: bool | None = None
+    ) -> None:
         self.items = items
         self.placed = placed  # the first `placed` wire messages are the assembled list's, in its order
         self._lead, self._messages = lead, messages  # `lead` items (the definitions) come before any message
         self._columns: tuple[list[int | None], list[int]] | None = None
-        self._single: bool | None = None
+        self._single = single  # one item per payload message (None: not known yet)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -74,7 +76,7 @@ class Prompt(Sequence[Item]):
 
     def replaced(self, items: tuple[Item, ...]) -> Prompt:
         """Other items in the same places (a logged body's keys salted by its settings)."""
-        return Prompt(items, self._lead, self._messages, self.placed)
+        return Prompt(items, self._lead, self._messages, self.placed, self._single)
 
     def message(self, n: int) -> int | None:
         """The payload message of item `n` (None: the definitions item)."""
