@@ -15,8 +15,9 @@ import pytest
 
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
-from ctxkit.pipeline import run
+from ctxkit.pipeline import RunWarning, WarningKind, run
 from ctxkit.replay.driver import Replay, replay
+from ctxkit.replay.warned import Warned
 from ctxkit.reports.replay import report
 
 from .conftest import FIXTURES, ctxkit
@@ -564,13 +565,11 @@ def test_r_asm_9_a_replay_warns_once_per_kind_with_a_count(tmp_path: Path) -> No
 
 
 def test_replay_warnings_about_the_fixture_are_said_once_and_about_calls_counted() -> None:
-    from ctxkit.replay.warned import Warned
-
     w = Warned(["times go backwards (R-RPL-3)"])
     for i in range(3):
-        w.add(i, f"m{i}", "no `now`: the date comes from the real clock (R-SYS-2)")  # the same on every call
-        w.add(i, f"m{i}", f"{i + 1} forgotten file(s) were left out (R-FILE-3)")  # about each call
-    w.add(5, "m5", "a request 10 over the window (R-ASM-9)", over=10)
+        w.add(i, f"m{i}", _assembly("no `now`: the date comes from the real clock (R-SYS-2)"))  # the same every call
+        w.add(i, f"m{i}", _assembly(f"{i + 1} forgotten file(s) were left out (R-FILE-3)"))  # about each call
+    w.add(5, "m5", RunWarning(WarningKind.OVER_WINDOW, "a request 10 over the window (R-ASM-9)"), over=10)
     w.note("no price is known for house-model-7")
     assert w.texts() == (
         "times go backwards (R-RPL-3)",
@@ -581,16 +580,22 @@ def test_replay_warnings_about_the_fixture_are_said_once_and_about_calls_counted
     )
 
 
-def test_replay_warning_naming_r_asm_9_is_not_taken_for_the_over_window_one_by_its_text() -> None:
-    """Issue 22 item 3: a warning was classified by `"(R-ASM-9)" in text`; now only by `over`."""
-    from ctxkit.replay.warned import Warned
-
+def test_replay_warnings_are_grouped_by_their_kind_not_their_wording() -> None:
+    """Issue 22 item 3: a warning was classified by `"(R-ASM-9)" in text`, then grouped by its text;
+    now by its kind (`RunWarning.kind`). R-ASM-9's is one group however it is worded; a text that
+    cites R-ASM-9 is not it; the same text under two kinds is two warnings."""
     w = Warned([])
     for i in range(2):
-        w.add(i, f"m{i}", "a note that cites (R-ASM-9) but is the same on every call")
-    w.add(3, "m3", "a request 10 over the window", over=10)
-    w.add(4, "m4", "a request 12 over the window", over=12)
+        w.add(i, f"m{i}", _assembly("a note that cites (R-ASM-9) but is the same on every call"))
+    w.add(3, "m3", RunWarning(WarningKind.OVER_WINDOW, "a request 10 over the window"), over=10)
+    w.add(4, "m4", RunWarning(WarningKind.OVER_WINDOW, "the request does not fit: 12 tokens too many"), over=12)
+    w.add(5, "m5", RunWarning(WarningKind.TRANSLATION, "a note that cites (R-ASM-9) but is the same on every call"))
     assert w.texts() == (
         "a note that cites (R-ASM-9) but is the same on every call",
         "call 3 (m3): a request 10 over the window; 1 more call too, the most 12 tokens over the window at call 4 (m4)",
+        "a note that cites (R-ASM-9) but is the same on every call",
     )
+
+
+def _assembly(text: str) -> RunWarning:
+    return RunWarning(WarningKind.ASSEMBLY, text)

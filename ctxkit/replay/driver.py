@@ -111,7 +111,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         for w in result.typed_warnings():  # one per kind: R-ASM-9's names the first call and counts the rest
             over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
-            warned.add(index, call.label, w.text, over)
+            warned.add(index, call.label, w, over)
         keys = numbers.of(items)  # 4 bytes an item
         hit = prompt_cache.add(items, call.clock, keys)
         view, dropped = breaks.view(result, request, keys, call.user.id)

@@ -1,10 +1,12 @@
 """The warnings of a replay: one per kind, with a count, however many calls raise it.
 
-Input: each call's warnings as `add(index, label, text, over)` (`over`: tokens over the
-window, given for R-ASM-9's warning alone, which the pipeline types as
-`WarningKind.OVER_WINDOW`). Output: `texts()`, in order of first appearance. A warning about
-the fixture reads the same on every call and is said once. One about the call itself (R-ASM-9's
-over-the-window, or a text whose numbers change from call to call) names the first call that
+Input: each call's typed warnings as `add(index, label, warning, over)` (`pipeline.RunWarning`:
+its kind and its text; `over`: the tokens over the window, for R-ASM-9's warning). Output:
+`texts()`, in order of first appearance. A warning is grouped by its kind: R-ASM-9's
+(`WarningKind.OVER_WINDOW`) is one group whatever it says; a kind that gathers several
+warnings (assembly's, translation's) is told apart within by its text with the numbers masked.
+A warning about the fixture reads the same on every call and is said once. One about the call
+itself (R-ASM-9's, or a text whose numbers change from call to call) names the first call that
 raised it and counts the others, so a 20,000-message replay gives one line, not one per call.
 """
 
@@ -14,8 +16,12 @@ import re
 from dataclasses import dataclass
 
 from ctxkit.output import plural
+from ctxkit.pipeline import RunWarning, WarningKind
 
 _NUMBER = re.compile(r"\d[\d,.]*")
+# A group: a call warning's kind and what tells it apart within its kind; None and the text for a
+# warning about the fixture or the whole replay.
+_Group = tuple[WarningKind | None, str]
 
 
 @dataclass(slots=True)
@@ -30,15 +36,15 @@ class _Kind:
 
 class Warned:
     def __init__(self, fixture_warnings: list[str]) -> None:
-        self._kinds: dict[str, _Kind | None] = {w: None for w in fixture_warnings}  # None: said as written
+        self._kinds: dict[_Group, _Kind | None] = {(None, w): None for w in fixture_warnings}  # None: as written
 
-    def add(self, index: int, label: str, text: str, over: int = 0) -> None:
-        call = f"call {index} ({label})"
-        kind = _NUMBER.sub("N", text)
-        found = self._kinds.get(kind)
-        if kind not in self._kinds:
-            self._kinds[kind] = _Kind(text, call, over=over, worst=call, varied=over > 0)
+    def add(self, index: int, label: str, warning: RunWarning, over: int = 0) -> None:
+        call, text = f"call {index} ({label})", warning.text
+        group = _group(warning)
+        if group not in self._kinds:
+            self._kinds[group] = _Kind(text, call, over=over, worst=call, varied=over > 0)
             return
+        found = self._kinds[group]
         if found is None:
             return
         if found.call != call:
@@ -49,10 +55,17 @@ class Warned:
 
     def note(self, text: str) -> None:
         """A warning about the whole replay (said once, as written)."""
-        self._kinds.setdefault(text, None)
+        self._kinds.setdefault((None, text), None)
 
     def texts(self) -> tuple[str, ...]:
-        return tuple(kind if found is None else _text(found) for kind, found in self._kinds.items())
+        return tuple(group[1] if found is None else _text(found) for group, found in self._kinds.items())
+
+
+def _group(warning: RunWarning) -> _Group:
+    """The warning's kind; within a kind that holds several warnings, its text without numbers."""
+    if warning.kind is WarningKind.OVER_WINDOW:
+        return warning.kind, ""
+    return warning.kind, _NUMBER.sub("N", warning.text)
 
 
 def _text(k: _Kind) -> str:
