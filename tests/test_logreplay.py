@@ -239,6 +239,20 @@ def test_r_log_2_every_cause_a_body_can_show() -> None:
     ]
 
 
+def test_r_log_2_the_tools_cause_is_the_tool_definitions_not_a_role_named_tools(tmp_path: Path) -> None:
+    """The tool definitions are told apart from the messages by their place in the body, not by a
+    kind named `tools`: a message whose role is literally "tools", edited in place, is an edit."""
+
+    def body(note: str) -> dict[str, Any]:
+        turns = [("user", "Plan the trip to Lisbon."), ("tools", note), ("user", "And the hotel?")]
+        return {"model": "gpt-4o", "messages": [{"role": r, "content": c} for r, c in turns]}
+
+    path = tmp_path / "roles.jsonl"
+    path.write_text("".join(json.dumps({"request": body(n)}) + "\n" for n in ("first note", "second note")))
+    call = json.loads(ctxkit("replay", str(path), "--format", "json").out)["calls"][1]
+    assert (call["cause"], call["break"]["this"]["kind"]) == ("edit", "tools")
+
+
 def test_r_log_2_parameters_names_the_setting() -> None:
     brk = calls("causes.jsonl")[6]["break"]
     assert brk == {

@@ -64,9 +64,11 @@ class KeyedBody:
             return {"kind": "tools", "id": None, "segment": None}
         return {"kind": self.body.kinds[message], "id": self.body.pointers[message], "segment": None}
 
-    def kind(self, n: int, item: Item) -> str:
+    def kind(self, n: int, item: Item) -> str | None:
+        """The kind (role) of the message item `n` is in; None for the tool definitions and the
+        other request fields before the messages, whatever a message's role is called."""
         message = self.body.items.message(n)
-        return "tools" if item.role is None or message is None else self.body.kinds[message]
+        return None if item.role is None or message is None else self.body.kinds[message]
 
 
 def first(switched: bool) -> Break:
@@ -104,7 +106,7 @@ def find(this: KeyedBody, cand: KeyedBody, common: int, *, expired: bool) -> Bre
 
 def _cause(this: KeyedBody, cand: KeyedBody, common: int, mine: Item, theirs: Item) -> Cause:
     kinds = (this.kind(common, mine), cand.kind(common, theirs))
-    if "tools" in kinds:
+    if None in kinds:
         return Cause.TOOLS
     if SYSTEM_KINDS & set(kinds):
         if this.body.system != cand.body.system and masked(this.body.system) == masked(cand.body.system):
