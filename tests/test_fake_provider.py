@@ -131,6 +131,16 @@ def test_a_cassette_reaches_parrot_by_the_route_in_its_spec(parrot: None, tmp_pa
     assert providers.route("parrot.example", "/v1/parrot-1/turns") == ("parrot", "parrot.chat", "parrot-1")
 
 
+def test_a_logged_record_with_parrots_endpoint_alone_is_parrots(parrot: None, tmp_path: Path) -> None:
+    """A record that names its endpoint but no provider belongs to the one provider whose spec
+    lists that endpoint (Parrot's `parrot.chat`), not to a provider guessed from the body."""
+    records = [json.loads(line) for line in Path(LOG).read_text("utf-8").splitlines()]
+    log = tmp_path / "anonymous.jsonl"
+    log.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "provider"}) + "\n" for r in records))
+    calls = json.loads(ctxkit("replay", str(log), "--format", "json").out)["calls"]
+    assert [(c["provider"], c["prompt_tokens"]) for c in calls] == [("parrot", 52), ("parrot", 65)]
+
+
 def test_cassette_routing_names_no_provider_of_its_own() -> None:
     """Which URL is which provider's call lives in the specs (`ProviderSpec.routes`) only: the
     cassette reader holds no provider name, endpoint or URL path of one."""

@@ -234,13 +234,13 @@ def _text(fields: dict[str, Any], key: str) -> str | None:
 
 
 def _provider_of(body: dict[str, Any], endpoint: str | None) -> str:
-    """The provider a body's shape shows, as `import` recognises it (`log_formats.detect`)."""
-    if endpoint == "messages":
-        return "anthropic"
-    if endpoint == "generateContent" or "contents" in body:
+    """The one provider whose spec names the endpoint; else the provider a body's shape shows, as
+    `import` recognises it (`log_formats.detect`)."""
+    owners = [name for name in providers.names() if endpoint in providers.spec(name).endpoints]
+    if len(owners) == 1:
+        return owners[0]
+    if "contents" in body:
         return "gemini"
-    if endpoint == "api.chat":
-        return "ollama"
     if "messages" not in body and ("input" in body or "instructions" in body):
         return "openai"  # the Responses API
     return detect(body) or "openai"
