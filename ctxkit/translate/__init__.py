@@ -36,18 +36,30 @@ class Translator(Protocol):
 class Payload:
     """A request: `head` is its body without the messages (a body as sent: the whole body);
     `messages`, the payload's messages as translation emitted them (None for a body as sent:
-    `items` reads them from the body); `body` is built from both on first use."""
+    `items` reads them from the body); `body` is built from both on first use, and so are the
+    `origins` of emitted messages."""
 
     provider: str
     head: dict[str, Any]
     prepared: Prepared
-    origins: tuple[tuple[int, ...], ...] = ()  # see `common.Sent`
+    given: tuple[tuple[int, ...], ...] = ()  # a whole body's origins (see `common.Translated`)
     model: str = ""  # the model the request is for ("": the body's `model`)
     sent: bool = False  # a body as a client sent it (a log), not one ctxkit translated
     messages: tuple[Sent, ...] | None = None
     meter: object = None  # the meter `messages`' known counts were made with
     translated: Translated | None = field(default=None, compare=False, repr=False)
     _body: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)
+    _origins: list[tuple[tuple[int, ...], ...]] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def origins(self) -> tuple[tuple[int, ...], ...]:
+        """Per payload message, per prompt item, the index of the wire message it came from
+        (-1: inserted by a fix-up); see `common.Translated`."""
+        if self.messages is None:
+            return self.given
+        if not self._origins:
+            self._origins.append(tuple(s.at(n) for n, s in enumerate(self.messages)))
+        return self._origins[0]
 
     @property
     def body(self) -> dict[str, Any]:
@@ -126,7 +138,5 @@ def translate(request: TranslationInput) -> Payload:
         head = {**head, **request.settings.request_field_values()}
     if out.messages is None:  # the translator gave the whole body
         return Payload(request.provider, head, prepared, out.origins, request.model)
-    emitted = Translated(head, out.origins, out.messages, out.fill)
-    return Payload(
-        request.provider, head, prepared, out.origins, request.model, False, out.messages, request.meter, emitted
-    )
+    emitted = Translated(head, (), out.messages, out.fill)
+    return Payload(request.provider, head, prepared, (), request.model, False, out.messages, request.meter, emitted)

@@ -13,7 +13,6 @@ from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter
 from typing import Any
 
 from ctxkit import providers
@@ -82,7 +81,9 @@ class WireMessage:
 class Sent:
     """One payload message as the provider reads it (see `reading.messages`): its role, its
     prompt items (the very dicts the body holds) and, per item, the index of the wire message
-    it was made from (-1: content a fix-up inserted).
+    it was made from (-1: content a fix-up inserted). `origins` None: one item, made from the wire
+    message at the payload message's own index (OpenAI, Ollama), so that the same `Sent` serves
+    a replay's requests wherever the message stands (`at` gives the indices).
 
     `known`: per item, (key, tokens without the framing) as translation already knew them, or
     None; `frame`: the message's framing tokens when known (R-RPL-4). Both are counts made with
@@ -90,9 +91,13 @@ class Sent:
 
     role: str
     parts: list[Any]
-    origins: tuple[int, ...]
+    origins: tuple[int, ...] | None
     known: list[tuple[str, int] | None] | None = None
     frame: int | None = None
+
+    def at(self, index: int) -> tuple[int, ...]:
+        """Its items' wire-message indices when it is payload message `index`."""
+        return (index,) if self.origins is None else self.origins
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +105,16 @@ class Translated:
     """A translator's output: the body (or, when the translator emits its messages, the body's
     other fields), and where each prompt item came from.
 
-    `origins` has one tuple per payload message in the order the provider reads them
-    (Anthropic's `system` and Gemini's `systemInstruction` first, as one message each, when
-    present); each tuple holds, per prompt item of that message (R-RPL-4), the index of the
+    `origins` (a whole body's) has one tuple per payload message in the order the provider
+    reads them (Anthropic's `system` and Gemini's `systemInstruction` first, as one message each,
+    when present); each tuple holds, per prompt item of that message (R-RPL-4), the index of the
     wire message it was made from, or -1 for content a fix-up inserted.
 
     `Translated.emitted(head, messages, fill)`: `head` holds each message field's place as
-    `MESSAGES`, `messages` are the payload's messages (`Sent`) and `fill` gives the message
-    fields from them, so the body is built only when asked and the items need no body.
-    `Translated(body, origins)`: the whole body; its items are read back from it.
+    `MESSAGES`, `messages` are the payload's messages (`Sent`, which hold their origins) and
+    `fill` gives the message fields from them, so the body is built only when asked and the
+    items need no body. `Translated(body, origins)`: the whole body; its items are read back
+    from it.
     """
 
     head: dict[str, Any]
@@ -120,7 +126,7 @@ class Translated:
     def emitted(
         cls, head: dict[str, Any], messages: tuple[Sent, ...], fill: Callable[[tuple[Sent, ...]], dict[str, Any]]
     ) -> Translated:
-        return cls(head, tuple(map(attrgetter("origins"), messages)), messages, fill)
+        return cls(head, (), messages, fill)
 
     def body(self) -> dict[str, Any]:
         if self.messages is None or self.fill is None:
@@ -145,7 +151,7 @@ class Prepared:
     rows: list[Row] = field(default_factory=list)  # image fates and translation fix-ups
     warnings: list[str] = field(default_factory=list)
     image_b64: set[str] = field(default_factory=set)
-    prefix: tuple[Meter, Sequence[Working]] | None = None  # what `cache_prefix_tokens` counts
+    prefix: tuple[Meter, Sequence[Working]] | None = None  # the messages `cache_prefix_tokens` counts from
     placed: int = 0  # the first `placed` messages are the assembled list's, in its order
 
     def source(self, index: int) -> int | None:
@@ -157,7 +163,8 @@ class Prepared:
         """The tokens of the cacheable prefix (the budget report shows them)."""
         if self.prefix_tokens is None:
             meter, messages = self.prefix or (None, ())
-            self.prefix_tokens = sum(meter.of(w) for w in messages) if meter is not None else 0
+            prefix = messages[: self.cache_prefix_messages]
+            self.prefix_tokens = sum(meter.of(w) for w in prefix) if meter is not None else 0
         return self.prefix_tokens
 
     def fixup(self, text: str, *, rule: str, id: str | None = None) -> None:
@@ -218,36 +225,61 @@ def prepare(a: TranslationInput) -> Prepared:
     messages takes its wire messages as one slice; the images, the cap and the prefix are decided
     for every request."""
     messages = list(chain.from_iterable(a.segments.values()))
-    prompt_cache = a.settings.prompt_cache
-    memo = a.memo
-    wires: list[WireMessage | None]
-    if memo is not None:
-        memo.begin((a.provider, a.model, a.meter.tokenizer, prompt_cache), messages)
-        wires = memo.carried(memo.wires)
-        todo: Sequence[int] = sorted({*memo.fresh, *memo.imaged})
-        imaged = memo.imaged
-    else:
-        wires, todo = [None] * len(messages), range(len(messages))
-        imaged = [p for p, w in enumerate(messages) if w.images]
+    wires, todo, imaged = _carried(a, messages)
     out = Prepared([], 0, 0, placed=len(messages))
-    allowed: set[tuple[str, int]] | None = None  # found when the first image needs it
-    dropped = 0
-    ends, names = _segment_ends(a)
+    images = _Images(a, [messages[p] for p in imaged], out)
     for index in todo:
         w = messages[index]
-        if not w.images:
-            entry = memo.entry(w) if memo is not None else None
-            if entry is None or entry.wire is None:
-                wire = WireMessage(
-                    _ROLES[w.kind], _text_parts(w), w.key, w.tool_calls, w.tool_call_id, w.cacheable and prompt_cache
-                )
-                if entry is not None:
-                    wire.entry, entry.wire = entry.made, wire
-            wires[index] = wire if entry is None else entry.wire
-            continue
-        if allowed is None:
-            allowed = _allowed_images([messages[p] for p in imaged], image_cap(a))
-        seg = names[bisect_right(ends, index)]
+        wires[index] = images.wire(w, index) if w.images else _plain(a, w)
+    out.messages = wires  # type: ignore[assignment]  # every place filled above
+    if a.memo is not None:
+        a.memo.keep(wires)
+    if images.dropped:
+        _drop_notice(a, out, images.dropped)
+    _cache_prefix(a, out, messages)
+    return out
+
+
+def _carried(a: TranslationInput, messages: list[Working]) -> tuple[list[WireMessage | None], Sequence[int], list[int]]:
+    """The wire messages a replay's memo carries (None where one must be made), the positions to
+    make, and the positions of the messages with images."""
+    memo = a.memo
+    if memo is None:
+        return [None] * len(messages), range(len(messages)), [p for p, w in enumerate(messages) if w.images]
+    memo.begin((a.provider, a.model, a.meter.tokenizer, a.settings.prompt_cache), messages)
+    todo = sorted({*memo.fresh, *memo.imaged}) if memo.imaged else memo.fresh
+    return memo.carried(memo.wires), todo, memo.imaged
+
+
+def _plain(a: TranslationInput, w: Working) -> WireMessage:
+    """The wire message of a message without images: its memo entry's when it has one."""
+    entry = a.memo.entry(w) if a.memo is not None else None
+    if entry is not None and entry.wire is not None:
+        wire: WireMessage = entry.wire
+        return wire
+    cacheable = w.cacheable and a.settings.prompt_cache
+    wire = WireMessage(_ROLES[w.kind], _text_parts(w), w.key, w.tool_calls, w.tool_call_id, cacheable)
+    if entry is not None:
+        wire.entry, entry.wire = entry.made, wire
+    return wire
+
+
+class _Images:
+    """The images of one request: which the cap lets through (R-TR-6, decided when the first
+    image needs it), each image's parts and rows, and how many were dropped."""
+
+    def __init__(self, a: TranslationInput, imaged: list[Working], out: Prepared) -> None:
+        self.a, self.imaged, self.out = a, imaged, out
+        self.allowed: set[tuple[str, int]] | None = None
+        self.ends, self.names = _segment_ends(a) if imaged else ([], [])
+        self.dropped = 0
+
+    def wire(self, w: Working, index: int) -> WireMessage:
+        """The wire message of a message with images: a marker, nothing, or label and image each."""
+        a, out = self.a, self.out
+        if self.allowed is None:
+            self.allowed = _allowed_images(self.imaged, image_cap(a))
+        seg = self.names[bisect_right(self.ends, index)]
         parts = _text_parts(w)
         shown = 0  # images that stay in the payload as an image, a label or a marker
         for n, img in enumerate(w.images):
@@ -255,25 +287,27 @@ def prepare(a: TranslationInput) -> Prepared:
             shown += 1
             if not a.supports_images:
                 parts.append(Part(a.templates.fill("image.non_vision_marker", id=img.file_id)))
-                out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_MARKER, "R-TR-5"))
-            elif ident not in allowed and not _unreadable(img):
-                dropped += 1
+                out.rows.append(_image_row(a, ident, img, seg, Fate.IMAGE_MARKER, "R-TR-5"))
+            elif ident not in self.allowed and not _unreadable(img):
+                self.dropped += 1
                 shown -= 1
-                out.rows.append(_image_row(a, (w.key, n), img, seg, Fate.IMAGE_CAPPED, "R-TR-6"))
+                out.rows.append(_image_row(a, ident, img, seg, Fate.IMAGE_CAPPED, "R-TR-6"))
             else:
                 parts.extend(_image_parts(a, ident, img, seg, out))
-        role = _ROLES[w.kind]
-        cacheable = w.cacheable and prompt_cache
-        wires[index] = WireMessage(role, parts, w.key, w.tool_calls, w.tool_call_id, cacheable, shown > 0)
-    out.messages = wires  # type: ignore[assignment]  # every place filled above
-    if memo is not None:
-        memo.keep(wires)
-    if dropped:
-        _drop_notice(a, out, dropped)
-    prefix = (memo.cacheable_prefix() if memo is not None else _cacheable_prefix(messages)) if prompt_cache else 0
+        cacheable = w.cacheable and a.settings.prompt_cache
+        return WireMessage(_ROLES[w.kind], parts, w.key, w.tool_calls, w.tool_call_id, cacheable, shown > 0)
+
+
+def _cache_prefix(a: TranslationInput, out: Prepared, messages: list[Working]) -> None:
+    """R-TR-8: how many messages from the start are cacheable (none without the setting); their
+    tokens are counted on first use."""
+    memo = a.memo
+    if a.settings.prompt_cache:
+        prefix = memo.cacheable_prefix() if memo is not None else _cacheable_prefix(messages)
+    else:
+        prefix = 0
     out.cache_prefix_messages = prefix
-    out.prefix_tokens, out.prefix = None, (a.meter, messages[:prefix])
-    return out
+    out.prefix_tokens, out.prefix = None, (a.meter, messages)
 
 
 def _segment_ends(a: TranslationInput) -> tuple[list[int], list[Segment]]:
@@ -296,17 +330,9 @@ def _drop_notice(a: TranslationInput, out: Prepared, dropped: int) -> None:
     """R-TR-6: the notice that the cap dropped images, after the assembled messages."""
     notice = wrap_reminder(a.templates.fill("image.drop_notice", count=dropped))
     out.messages.append(WireMessage("user", [Part(notice)], "image_drop_notice"))
+    note, tokens = (f"{dropped} image(s) dropped by the cap",), a.meter.text(notice)
     out.rows.append(
-        Row(
-            None,
-            "user",
-            Segment.REMINDER,
-            a.meter.text(notice),
-            Fate.GENERATED,
-            "R-TR-6",
-            (f"{dropped} image(s) dropped by the cap",),
-            key="image_drop_notice",
-        )
+        Row(None, "user", Segment.REMINDER, tokens, Fate.GENERATED, "R-TR-6", note, key="image_drop_notice")
     )
 
 

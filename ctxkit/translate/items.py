@@ -198,7 +198,7 @@ def _items(
     for i, j, k in [*runs, (len(messages), 0, 0)]:
         for n in range(at, i):  # a message no run brings: its items made (most from the memo)
             sent = messages[n]
-            role, parts, origins = sent.role, sent.parts, sent.origins
+            role, parts, origins = sent.role, sent.parts, sent.at(n)
             knew = sent.known if reuse else None
             framing = sent.frame if reuse else None
             single = single and len(parts) == 1

@@ -12,7 +12,7 @@ Only messages without images are kept (an image's parts depend on the window: th
 R-TR-6); the rules that read the whole window (the image cap, cache marks, Anthropic's merges
 and tool ids, Gemini's call names, a tool result's framing by its call's name, declared tools,
 a model's system-message rules) run on every request, over the positions they concern
-(`imaged`, `calls`, `results`).
+(`imaged`, `results`) and the calls whose name changed (`renamed`).
 
 A replay's driver owns one `TranslationMemo` and hands it to every call; without one, every
 request is translated afresh (and gives the same payload and items).
@@ -68,9 +68,10 @@ class TranslationMemo:
 
     Per request (`begin`): `runs`, the runs of this window's messages that are the last
     request's very objects, as (position now, position then, length); `fresh`, the positions
-    in no run; `imaged`, `calls` and `results`, the positions of messages with images, tool
-    calls or a tool result (whose translation depends on the rest of the window). `carried(values)` takes a list
-    aligned with the last window to this one."""
+    in no run; `imaged` and `results`, the positions of messages with images or a tool result
+    (whose translation depends on the rest of the window); `names`, each call id of the window
+    with the name of its latest call, and `renamed`, the ids whose name differs from the last
+    request's. `carried(values)` takes a list aligned with the last window to this one."""
 
     def __init__(self) -> None:
         self._context: tuple[object, ...] | None = None
@@ -78,9 +79,10 @@ class TranslationMemo:
         self.window: list[Working] = []  # the last request's working messages, in order
         self.wires: list[Any] = []  # their wire messages, aligned with `window`
         self.sent: list[Any] = []  # a translator's payload message per wire message (OpenAI, Ollama)
-        self.names: dict[str, str] = {}  # the call names `sent` was framed with
+        self.names: dict[str, str] = {}  # call id -> name of the window's latest call with that id
+        self.renamed: set[str] = set()  # call ids whose name is not the last request's
+        self._calls: dict[str, int] = {}  # call id -> how many calls of the window have it
         self.imaged: list[int] = []
-        self.calls: list[int] = []
         self.results: list[int] = []
         self.runs: list[tuple[int, int, int]] = []
         self.fresh: list[int] = []
@@ -92,15 +94,16 @@ class TranslationMemo:
         if context != self._context:
             self._context = context
             self._entries, self.window, self.wires, self.sent, self.names = {}, [], [], [], {}
-            self.imaged, self.calls, self.results, self._cacheable = [], [], [], []
+            self.imaged, self.results, self._cacheable, self._calls = [], [], [], {}
         old = self.window
         self._size = len(messages)
         self.runs = _runs(messages, old)
         self.fresh = self._uncarried()
+        left = self._left(old)
+        self._rename(messages, [messages[p] for p in self.fresh], left)
         self.imaged = self._marked(self.imaged, messages, lambda w: bool(w.images))
-        self.calls = self._marked(self.calls, messages, lambda w: bool(w.tool_calls))
         self.results = self._marked(self.results, messages, lambda w: w.tool_call_id is not None)
-        self._forget(messages, old)
+        self._forget(messages, left)
         self._cacheable = self.carried(self._cacheable)  # type: ignore[assignment]
         for p in self.fresh:
             self._cacheable[p] = messages[p].cacheable
@@ -116,6 +119,47 @@ class TranslationMemo:
             out += [p + i - j for p in positions[bisect_left(positions, j) : bisect_left(positions, j + k)]]
             at = i + k
         return out
+
+    def _left(self, old: list[Working]) -> list[Working]:
+        """The last window's messages that are in no run of this one."""
+        out: list[Working] = []
+        at = 0
+        for start, end in [*sorted((j, j + k) for _, j, k in self.runs), (len(old), len(old))]:
+            out += old[at:start]
+            at = max(at, end)
+        return out
+
+    def _rename(self, messages: list[Working], entered: list[Working], left: list[Working]) -> None:
+        """`names` and `renamed` from the calls that entered and left the window. An id held by
+        more than one call, before or after, makes the names again from the whole window (the
+        latest call with that id gives its name)."""
+        counts, names = self._calls, self.names
+        touched = {c.id for w in (*entered, *left) for c in w.tool_calls}
+        if not touched:
+            self.renamed = set()
+            return
+        before = {i: counts.get(i, 0) for i in touched}
+        for w in left:
+            for c in w.tool_calls:
+                counts[c.id] -= 1
+        for w in entered:
+            for c in w.tool_calls:
+                counts[c.id] = counts.get(c.id, 0) + 1
+        for i in touched:
+            if not counts[i]:
+                del counts[i]
+        if max(before.values()) > 1 or max(counts.get(i, 0) for i in touched) > 1:
+            old = names
+            self.names = {c.id: c.name for w in messages for c in w.tool_calls}
+            self.renamed = {i for i, _ in old.items() ^ self.names.items()}
+            return
+        new = {c.id: c.name for w in entered for c in w.tool_calls}
+        self.renamed = {i for i in touched if names.get(i) != new.get(i)}
+        for i in touched:
+            if i in new:
+                names[i] = new[i]
+            else:
+                names.pop(i, None)
 
     def carried(self, values: list[T]) -> list[T | None]:
         """`values`, aligned with the last window, aligned with this one: each run's slice, None
@@ -168,16 +212,13 @@ class TranslationMemo:
         """How many working messages the memo holds."""
         return len(self._entries)
 
-    def _forget(self, messages: list[Working], old: list[Working]) -> None:
+    def _forget(self, messages: list[Working], left: list[Working]) -> None:
         """Drop the entries of the last window's messages that are in no run of this one and
         whose key this window does not hold."""
         kept = {messages[p].key for p in self.fresh}
-        at = 0
-        for start, end in [*sorted((j, j + k) for _, j, k in self.runs), (len(old), len(old))]:
-            for w in islice(old, at, start):
-                if w.key not in kept:
-                    self._entries.pop(w.key, None)
-            at = max(at, end)
+        for w in left:
+            if w.key not in kept:
+                self._entries.pop(w.key, None)
 
 
 def _runs(new: list[Working], old: list[Working]) -> list[tuple[int, int, int]]:

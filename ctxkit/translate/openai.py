@@ -97,55 +97,50 @@ def fill(messages: tuple[Sent, ...]) -> dict[str, Any]:
 
 
 class _Fragment:
-    """A working message as one payload message: its dict, its item's (key, tokens) and framing;
-    a tool result's framing by the name of its call (OpenAI reads the result under that name)."""
+    """A working message as one payload message, made once: its `Sent` (its dict, its item's
+    (key, tokens) and framing), shared by every request wherever the message stands; a tool
+    result's `Sent` per name of its call (OpenAI reads the result under that name)."""
 
-    __slots__ = ("frame", "known", "named", "parts", "role", "tool")
+    __slots__ = ("named", "sent", "tool")
 
     def __init__(self, body: dict[str, Any], known: tuple[str, int], frame: int) -> None:
-        self.role: str = body["role"]
-        self.parts = [body]  # as `Sent.parts` and `Sent.known`: shared by every request, never changed
-        self.known: list[tuple[str, int] | None] = [known]
-        self.frame = frame
-        self.tool = self.role == "tool"
-        self.named: dict[str, int] = {}
+        self.sent = Sent(body["role"], [body], None, [known], frame)  # never changed
+        self.tool = body["role"] == "tool"
+        self.named: dict[str, Sent] = {}
 
 
 def sent_messages(
     a: TranslationInput, prepared: Prepared, make: Callable[[WireMessage], dict[str, Any]]
 ) -> tuple[Sent, ...]:
     """One payload message per wire message, made by `make`. With a memo, each working message's
-    dict, item key and counts are made once, and a run of the last request's messages keeps its
-    payload messages, moved to their new places (R-RPL-9); a tool result's framing names its call
-    (OpenAI, R-RPL-4): it depends on the calls the request holds, so it is decided per request."""
+    payload message is made once and a run of the last request's messages takes its payload
+    messages as one slice, wherever it moved (a `Sent` of one item from its own wire message
+    holds no index, R-RPL-9); a tool result's framing names its call (OpenAI, R-RPL-4): it is
+    made again only for the results whose call's name changed (`TranslationMemo.renamed`)."""
     rules = items.request_rules(a.provider, a.model, a.meter)
     wires, memo = prepared.messages, a.memo
     if memo is None:
         names = {c.id: c.name for m in wires for c in m.tool_calls}
-        return tuple(_sent(a, rules, n, m, make, names) for n, m in enumerate(wires))
-    names = {c.id: c.name for p in memo.calls for c in wires[p].tool_calls}
+        return tuple(_sent(a, rules, m, make, names) for m in wires)
     out: list[Sent | None] = memo.carried(memo.sent)
     out += [None] * (len(wires) - len(out))  # the cap's notice
-    for n in memo.moved():  # the same payload message, at its new place
-        s = out[n]
-        if s is not None:
-            out[n] = Sent(s.role, s.parts, (n,), s.known, s.frame)
-    renamed = {i for i, _ in names.items() ^ memo.names.items()}  # calls whose results' framing changed
+    renamed = memo.renamed
     redo = {0, *memo.fresh, *memo.imaged, *range(prepared.placed, len(wires))}
     # made afresh: what no run brings, the first message (a model's system-message rules), the
     # cap's notice, and what depends on the window: images, results of renamed calls
-    redo.update(p for p in memo.results if renamed and wires[p].tool_call_id in renamed)
+    if renamed:
+        redo.update(p for p in memo.results if wires[p].tool_call_id in renamed)
+    names = memo.names
     for n in sorted(redo):
         if n < len(wires):
-            out[n] = _sent(a, rules, n, wires[n], make, names)
-    memo.sent, memo.names = out, names
+            out[n] = _sent(a, rules, wires[n], make, names)
+    memo.sent = out
     return tuple(out)  # type: ignore[arg-type]  # every place filled above
 
 
 def _sent(
     a: TranslationInput,
     rules: WireRules,
-    n: int,
     m: WireMessage,
     make: Callable[[WireMessage], dict[str, Any]],
     names: dict[str, str],
@@ -153,18 +148,21 @@ def _sent(
     entry = m.entry
     if entry is None:
         d = make(m)
-        return Sent(d["role"], [d], (n,))
+        return Sent(d["role"], [d], None)
     fragment: _Fragment | None = entry.fragment
     if fragment is None:
         d = make(m)
         known = items.known(d["role"], d, a.meter, rules)
         fragment = entry.fragment = _Fragment(d, known, items.frame(rules, d["role"], [d], a.meter, {}))
-    frame = fragment.frame
-    if fragment.tool:
-        call_id = str(m.tool_call_id)  # as the body is read
-        name = names.get(call_id)
-        if name is not None:
-            frame = fragment.named.get(name, -1)
-            if frame < 0:
-                frame = fragment.named[name] = items.frame(rules, "tool", fragment.parts, a.meter, {call_id: name})
-    return Sent(fragment.role, fragment.parts, (n,), fragment.known, frame)
+    if not fragment.tool:
+        return fragment.sent
+    call_id = str(m.tool_call_id)  # as the body is read
+    name = names.get(call_id)
+    if name is None:
+        return fragment.sent
+    found = fragment.named.get(name)
+    if found is None:
+        sent = fragment.sent
+        frame = items.frame(rules, "tool", sent.parts, a.meter, {call_id: name})
+        found = fragment.named[name] = Sent(sent.role, sent.parts, None, sent.known, frame)
+    return found
