@@ -13,15 +13,20 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ctxkit.history.working import Call, Kind, Working
+from ctxkit import providers
+from ctxkit.history.working import Call, Kind, Segment, Working
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.pipeline import run, translation_input
 from ctxkit.replay import driver
+from ctxkit.translate import anthropic_turns, translate
+from ctxkit.translate.items import prompt_items, read_items
 from ctxkit.translate.memo import TranslationMemo
 
 from .helpers import bench_history
@@ -105,3 +110,85 @@ def test_r_rpl_9_a_sliding_window_keeps_its_payload_messages(tmp_path: Path) -> 
     driver.replay(load_fixture(str(tmp_path / "h.json")), Options(max_input_tokens=3_000), on_call=check)
     assert calls > 50 and moved > 10 * calls  # the window slides
     assert made < calls  # yet its messages are kept, not made again
+
+
+def _conversation(rng: random.Random, size: int) -> list[Working]:
+    """Questions, answers calling tools and their results; now and then what a provider must
+    mend: an empty answer, an id it does not accept, an id used twice, arguments not an object."""
+    out: list[Working] = []
+    for n in range(size):
+        pick, odd = rng.random(), rng.random() < 0.04
+        if pick < 0.3:
+            out.append(Working(f"m:{n}:u", rng.choice([Kind.USER, Kind.REMINDER]), "q" if not odd else " ", 1))
+        elif pick < 0.6:
+            cid = f"c{n}" if not odd else rng.choice(["bad id", "c1"])
+            calls = (Call(cid, rng.choice("xy"), {} if not odd else 3, 1),) if rng.random() < 0.6 else ()
+            out.append(Working(f"m:{n}:a", Kind.ASSISTANT, rng.choice(["a", ""]), 1, tool_calls=calls))
+        else:
+            answers = f"c{rng.randrange(max(n, 1))}" if not odd else "bad id"
+            out.append(Working(f"m:{n}:r", Kind.TOOL, rng.choice(["r", ""]), 1, tool_call_id=answers))
+    return out
+
+
+@pytest.fixture(scope="module")
+def request_input(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A request's settings, meter and templates (the messages are each test's own)."""
+    path = tmp_path_factory.mktemp("memo") / "f.json"
+    path.write_text(json.dumps(bench_history(4)), encoding="utf-8")
+    return translation_input(run(load_fixture(str(path)), Options()).assembly)
+
+
+@pytest.mark.parametrize("provider", providers.names())
+@pytest.mark.parametrize("seed", range(12))
+def test_r_rpl_9_carried_translation_equals_afresh_on_random_windows(
+    request_input: Any, provider: str, seed: int
+) -> None:
+    """Every provider, random windows over one conversation (sliding, jumping, rebuilt messages,
+    a system message or none, a cacheable prefix of any length): the body, rows, warnings and
+    items through one memo equal a translation without it."""
+    rng = random.Random(seed)
+    pool = _conversation(rng, 80)
+    system = Working("system", Kind.SYSTEM, "S", 1)
+    memo = TranslationMemo()
+    base = replace(request_input, provider=provider, model="m")
+    for window in _windows(rng, pool, 40):
+        if rng.random() < 0.8:
+            window = [system, *window]
+        cached = rng.randrange(len(window) + 1)
+        window = [w.with_(cacheable=True) if p < cached else w for p, w in enumerate(window)]
+        fresh = translate(replace(base, segments={Segment.HISTORY: window}))
+        mine = translate(replace(base, segments={Segment.HISTORY: window}, memo=memo))
+        assert mine.body == fresh.body
+        assert (mine.prepared.rows, mine.prepared.warnings) == (fresh.prepared.rows, fresh.prepared.warnings)
+        assert prompt_items(mine, meter=base.meter) == read_items(fresh, meter=base.meter)
+
+
+def test_r_rpl_9_anthropic_turns_are_carried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anthropic on a sliding window: a call makes only the turns at the window's changes; the
+    others are the last call's (a window translated whole every call gives the same bytes)."""
+    made, whole, calls, turns = 0, 0, 0, 0
+    real_turn, real_carried = anthropic_turns._Made.turn, anthropic_turns.carried
+
+    def turn(self: Any, role: str, start: int, end: int) -> Any:
+        nonlocal made
+        made += 1
+        return real_turn(self, role, start, end)
+
+    def carried(*args: Any) -> Any:
+        nonlocal whole
+        out = real_carried(*args)
+        whole += out is None
+        return out
+
+    def check(index: int, call: Any, result: Any) -> None:
+        nonlocal calls, turns
+        calls += 1
+        turns += len(result.payload.messages)
+
+    monkeypatch.setattr(anthropic_turns._Made, "turn", turn)
+    monkeypatch.setattr(anthropic_turns, "carried", carried)
+    history = {**bench_history(150), "model": {"provider": "anthropic", "name": "claude-sonnet-4-5"}}
+    (tmp_path / "h.json").write_text(json.dumps(history), encoding="utf-8")
+    driver.replay(load_fixture(str(tmp_path / "h.json")), Options(max_input_tokens=3_000), on_call=check)
+    assert calls > 50 and turns > 10 * calls
+    assert whole == 0 and made < 4 * calls

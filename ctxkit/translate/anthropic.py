@@ -12,9 +12,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-from ctxkit.translate import items
+from ctxkit.translate import anthropic_turns, items
+from ctxkit.translate.anthropic_turns import (
+    EPHEMERAL,
+    ID_PATTERN,
+    LEADING_USER_TEXT,
+    Blocks,
+    result,
+    text_bodies,
+    use,
+)
 from ctxkit.translate.common import (
     MESSAGES,
     Prepared,
@@ -27,10 +36,7 @@ from ctxkit.translate.common import (
     report_wrapped,
 )
 
-ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 _ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
-LEADING_USER_TEXT = "(earlier conversation)"  # opens a history that starts with the assistant
-EPHEMERAL = {"type": "ephemeral"}
 
 
 @dataclass(slots=True)
@@ -38,16 +44,6 @@ class _Block:
     body: dict[str, Any]
     origin: int  # index of the wire message it came from (-1: inserted by a fix-up)
     known: tuple[str, int] | None = None  # its item's (key, tokens), when the memo knew them
-
-
-class _Fragment(NamedTuple):
-    """A working message's blocks, made once (R-RPL-9): each with its item's key and tokens.
-
-    A `tool_use` or `tool_result` block holds the id as written; a request that must change it
-    (ToolIds) gets a copy with the id it sends, keyed afresh."""
-
-    blocks: tuple[tuple[dict[str, Any], tuple[str, int]], ...]
-    wrapped: tuple[str, ...]  # call ids whose arguments were not an object
 
 
 @dataclass(slots=True)
@@ -95,22 +91,8 @@ class ToolIds:
         return candidate
 
 
-_TURN_ROLES = {"system": "system", "assistant": "assistant"}  # a wire role's turn (else: user)
-
-
-def _use(sent_id: str, name: str, args: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": sent_id, "name": name, "input": args}
-
-
 def _text_blocks(m: WireMessage, origin: int) -> list[_Block]:
-    out = []
-    for p in m.parts:
-        if p.image is not None:
-            source = {"type": "base64", "media_type": p.mime, "data": p.b64}
-            out.append(_Block({"type": "image", "source": source}, origin))
-        elif p.text.strip():  # the API rejects empty and whitespace-only text blocks
-            out.append(_Block({"type": "text", "text": p.text}, origin))
-    return out
+    return [_Block(body, origin) for body in text_bodies(m)]
 
 
 class _Builder:
@@ -130,21 +112,21 @@ class _Builder:
         if m.entry is not None:
             fragment = m.entry.fragment
             if fragment is None:
-                fragment = m.entry.fragment = self._fragment(m)
+                fragment = m.entry.fragment = anthropic_turns.fragment(m, self.a.meter, self.rules)
             self._add_known(i, m, fragment)
             return
         if m.role == "system":
             self.system.extend(_text_blocks(m, i))
             return
         if m.role == "tool":
-            self._append("user", [_Block(self._result(m.tool_call_id or "", m.text, self.ids.result), i)])
+            self._append("user", [_Block(result(m.tool_call_id or "", m.text, self.ids.result), i)])
             return
         blocks = _text_blocks(m, i)
         for c in m.tool_calls:
             args, wrapped = object_args(c.args)
             if wrapped:
                 self.wrapped.append(c.id)
-            blocks.append(_Block(_use(self.ids.call(c.id), c.name, args), i))
+            blocks.append(_Block(use(self.ids.call(c.id), c.name, args), i))
         self._called(m)
         self._add_blocks(m, blocks)
 
@@ -162,31 +144,7 @@ class _Builder:
             if c.name not in self.called:
                 self.called.append(c.name)
 
-    @staticmethod
-    def _result(tool_use_id: str, text: str, sent: Any) -> dict[str, Any]:
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": sent(tool_use_id)}
-        if text.strip():
-            block["content"] = text
-        return block
-
-    def _fragment(self, m: WireMessage) -> _Fragment:
-        """The message's blocks with the ids as written, each with its item's key and tokens."""
-        role = _TURN_ROLES.get(m.role, "user")
-        if m.role == "tool":
-            bodies = [self._result(m.tool_call_id or "", m.text, str)]
-            wrapped: list[str] = []
-        else:
-            bodies = [b.body for b in _text_blocks(m, -1)]
-            wrapped = []
-            for c in m.tool_calls:
-                args, was_wrapped = object_args(c.args)
-                if was_wrapped:
-                    wrapped.append(c.id)
-                bodies.append(_use(c.id, c.name, args))
-        known = tuple((b, items.known(role, b, self.a.meter, self.rules)) for b in bodies)
-        return _Fragment(known, tuple(wrapped))
-
-    def _add_known(self, i: int, m: WireMessage, fragment: _Fragment) -> None:
+    def _add_known(self, i: int, m: WireMessage, fragment: Blocks) -> None:
         """`add` from the memo: only the ids are this request's (R-RPL-9)."""
         blocks = [_Block(body, i, known) for body, known in fragment.blocks]
         if m.role == "system":
@@ -219,12 +177,7 @@ class _Builder:
                 self._results_first(turn)
         if not self.turns or self.turns[0].role != "user":
             self.turns.insert(0, _Turn("user", [_Block({"type": "text", "text": LEADING_USER_TEXT}, -1)]))
-            self.prepared.fixup(
-                f"anthropic: the history starts with an assistant message; a "
-                f"user message {LEADING_USER_TEXT!r} is inserted before it "
-                "(the first message must be a user message)",
-                rule="R-TR-3",
-            )
+            self.prepared.fixup(anthropic_turns.LEADING, rule="R-TR-3")
         self._report_ids()
 
     def _results_first(self, turn: _Turn) -> None:
@@ -232,9 +185,7 @@ class _Builder:
         others = [b for b in turn.blocks if b.body["type"] != "tool_result"]
         if results + others != turn.blocks:
             turn.blocks = results + others
-            self.prepared.fixup(
-                "anthropic: tool_result blocks are moved before the other content of their user message", rule="R-TR-3"
-            )
+            self.prepared.fixup(anthropic_turns.RESULTS_FIRST, rule="R-TR-3")
 
     def _report_ids(self) -> None:
         if self.ids.renamed:
@@ -277,19 +228,28 @@ def tools(a: TranslationInput, called: list[str], prepared: Prepared) -> list[di
 
 
 def translate(a: TranslationInput, prepared: Prepared) -> Translated:
+    head: dict[str, Any] = {"model": a.model, "max_tokens": a.max_output_tokens}
+    if a.memo is not None:  # a replay: the last call's turns where the window allows (R-RPL-9)
+        rules = items.request_rules(a.provider, a.model, a.meter)
+        carried = anthropic_turns.carried(a, prepared, rules)
+        if carried is not None:
+            return _emitted(head, carried[0], tools(a, carried[1], prepared))
     b = _Builder(a, prepared)
     for i, m in enumerate(prepared.messages):
         b.add(i, m)
     b.finish()
     b.mark_cache_prefix(prepared.cache_prefix_messages, a.settings.cache.ttl)
-    head: dict[str, Any] = {"model": a.model, "max_tokens": a.max_output_tokens}
     messages = [_sent("system", b.system, 0)] if b.system else []
-    if b.system:
-        head["system"] = MESSAGES
-    head["messages"] = MESSAGES
     framing = b.rules.scaled(b.rules.framing)  # a turn's header (R-RPL-4)
     messages += [_sent(t.role, t.blocks, framing) for t in b.turns]
-    defs = tools(a, b.called, prepared)
+    return _emitted(head, messages, tools(a, b.called, prepared))
+
+
+def _emitted(head: dict[str, Any], messages: list[Sent], defs: list[dict[str, Any]]) -> Translated:
+    """The body's fields around its messages: `system` when there is system text, `tools`."""
+    if messages and messages[0].role == "system":
+        head["system"] = MESSAGES
+    head["messages"] = MESSAGES
     if defs:
         head["tools"] = defs
     return Translated.emitted(head, tuple(messages), _fill)

@@ -82,6 +82,10 @@ class TranslationMemo:
         self.names: dict[str, str] = {}  # call id -> name of the window's latest call with that id
         self.renamed: set[str] = set()  # call ids whose name is not the last request's
         self._calls: dict[str, int] = {}  # call id -> how many calls of the window have it
+        self.repeated = 0  # how many call ids more than one call of the window has
+        self.entered: list[Working] = []  # the messages at the `fresh` positions
+        self.left: list[Working] = []  # the last window's messages in no run of this one
+        self.format: Any = None  # a translator's own state across requests (Anthropic's turns)
         self.imaged: list[int] = []
         self.results: list[int] = []
         self.runs: list[tuple[int, int, int]] = []
@@ -95,12 +99,14 @@ class TranslationMemo:
             self._context = context
             self._entries, self.window, self.wires, self.sent, self.names = {}, [], [], [], {}
             self.imaged, self.results, self._cacheable, self._calls = [], [], [], {}
+            self.repeated, self.format = 0, None
         old = self.window
         self._size = len(messages)
         self.runs = _runs(messages, old)
         self.fresh = self._uncarried()
-        left = self._left(old)
-        self._rename(messages, [messages[p] for p in self.fresh], left)
+        self.left = left = self._left(old)
+        self.entered = [messages[p] for p in self.fresh]
+        self._rename(messages, self.entered, left)
         self.imaged = self._marked(self.imaged, messages, lambda w: bool(w.images))
         self.results = self._marked(self.results, messages, lambda w: w.tool_call_id is not None)
         self._forget(messages, left)
@@ -148,6 +154,7 @@ class TranslationMemo:
         for i in touched:
             if not counts[i]:
                 del counts[i]
+            self.repeated += (counts.get(i, 0) > 1) - (before[i] > 1)
         if max(before.values()) > 1 or max(counts.get(i, 0) for i in touched) > 1:
             old = names
             self.names = {c.id: c.name for w in messages for c in w.tool_calls}
