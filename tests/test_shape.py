@@ -94,7 +94,6 @@ LONG_ON_PURPOSE = {
     "ctxkit/assembly/files.py::forgotten_files",
     "ctxkit/replay/cache.py::_insert",
     "ctxkit/replay/driver.py::_replay",
-    "ctxkit/translate/common.py::prepare",
 }
 
 
