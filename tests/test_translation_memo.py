@@ -25,11 +25,13 @@ from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.pipeline import run, translation_input
 from ctxkit.replay import driver
-from ctxkit.translate import anthropic_turns, translate
+from ctxkit.translate import anthropic_turns, gemini, translate, turns
 from ctxkit.translate.items import prompt_items, read_items
 from ctxkit.translate.memo import TranslationMemo
 
 from .helpers import bench_history
+
+translators = {"anthropic_turns": anthropic_turns, "gemini": gemini}
 
 
 def _pool(rng: random.Random, size: int) -> list[Working]:
@@ -121,7 +123,9 @@ def _conversation(rng: random.Random, size: int) -> list[Working]:
         if pick < 0.3:
             out.append(Working(f"m:{n}:u", rng.choice([Kind.USER, Kind.REMINDER]), "q" if not odd else " ", 1))
         elif pick < 0.6:
-            cid = f"c{n}" if not odd else rng.choice(["bad id", "c1"])
+            cid = (
+                f"c{n if rng.random() < 0.9 else rng.randrange(max(n, 1))}" if not odd else rng.choice(["bad id", "c1"])
+            )
             calls = (Call(cid, rng.choice("xy"), {} if not odd else 3, 1),) if rng.random() < 0.6 else ()
             out.append(Working(f"m:{n}:a", Kind.ASSISTANT, rng.choice(["a", ""]), 1, tool_calls=calls))
         else:
@@ -163,16 +167,26 @@ def test_r_rpl_9_carried_translation_equals_afresh_on_random_windows(
         assert prompt_items(mine, meter=base.meter) == read_items(fresh, meter=base.meter)
 
 
-def test_r_rpl_9_anthropic_turns_are_carried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Anthropic on a sliding window: a call makes only the turns at the window's changes; the
-    others are the last call's (a window translated whole every call gives the same bytes)."""
-    made, whole, calls, turns = 0, 0, 0, 0
-    real_turn, real_carried = anthropic_turns._Made.turn, anthropic_turns.carried
+@pytest.mark.parametrize(
+    ("provider", "model", "module", "make"),
+    [
+        ("anthropic", "claude-sonnet-4-5", "anthropic_turns", "carried"),
+        ("gemini", "gemini-2.5-pro", "gemini", "_carried"),
+    ],
+)
+def test_r_rpl_9_turns_are_carried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, provider: str, model: str, module: str, make: str
+) -> None:
+    """Anthropic's turns and Gemini's contents on a sliding window: a call makes only those at
+    the window's changes; the others are the last call's (a window translated whole every call
+    gives the same bytes)."""
+    made, whole, calls, sent = 0, 0, 0, 0
+    real_fill, real_carried = turns.Carry.fill, getattr(translators[module], make)
 
-    def turn(self: Any, role: str, start: int, end: int) -> Any:
+    def fill(self: Any) -> Any:
         nonlocal made
-        made += 1
-        return real_turn(self, role, start, end)
+        made += sum(s is None for s in self.sents)
+        return real_fill(self)
 
     def carried(*args: Any) -> Any:
         nonlocal whole
@@ -181,14 +195,14 @@ def test_r_rpl_9_anthropic_turns_are_carried(tmp_path: Path, monkeypatch: pytest
         return out
 
     def check(index: int, call: Any, result: Any) -> None:
-        nonlocal calls, turns
+        nonlocal calls, sent
         calls += 1
-        turns += len(result.payload.messages)
+        sent += len(result.payload.messages)
 
-    monkeypatch.setattr(anthropic_turns._Made, "turn", turn)
-    monkeypatch.setattr(anthropic_turns, "carried", carried)
-    history = {**bench_history(150), "model": {"provider": "anthropic", "name": "claude-sonnet-4-5"}}
+    monkeypatch.setattr(turns.Carry, "fill", fill)
+    monkeypatch.setattr(translators[module], make, carried)
+    history = {**bench_history(150), "model": {"provider": provider, "name": model}}
     (tmp_path / "h.json").write_text(json.dumps(history), encoding="utf-8")
     driver.replay(load_fixture(str(tmp_path / "h.json")), Options(max_input_tokens=3_000), on_call=check)
-    assert calls > 50 and turns > 10 * calls
-    assert whole == 0 and made < 4 * calls
+    assert calls > 50 and sent > 10 * calls
+    assert whole == 0 and made < 5 * calls

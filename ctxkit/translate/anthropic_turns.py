@@ -5,28 +5,23 @@ with the last one, the messages that entered and left it). Output: the payload's
 (`Sent`: the system text, then one per turn), or None when the window needs the whole
 translation (`anthropic._Builder`).
 
-A turn is a longest stretch of messages of one role. A turn of the last call whose messages all
-came back in one run, with neighbours of other roles, is the same turn: it is taken as it was
-(re-indexed when the run moved), and only the turns at the runs' edges and over new messages
-are made again. That holds for a window in which Anthropic changes nothing but the merges and
-the order inside a turn (results first): every tool id valid and given once, every message
-with a block, no image, no call arguments to wrap, a system message only at the start, tool
-`Turns.odd` counts the messages that break it, kept up to
-date from what entered and left the window; any other window is translated whole.
+The turns are carried as `turns.Carry` carries them, for a window in which Anthropic changes
+nothing but the merges and the order inside a turn (results first): every tool id valid and
+given once, every message with a block, no image, no call arguments to wrap, a system message
+only at the start. `turns.Turns.odd` counts the messages that break it; any other window is
+translated whole, which also gives the next call its turns afresh.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from itertools import repeat
-from operator import add
 from typing import Any, NamedTuple
 
 from ctxkit.counting.measure import Meter
 from ctxkit.counting.wire import WireRules
 from ctxkit.history.working import Kind, Working
-from ctxkit.translate import items
+from ctxkit.translate import items, turns
 from ctxkit.translate.common import Prepared, Sent, TranslationInput, WireMessage, object_args
 
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -99,32 +94,12 @@ def _odd(w: Working) -> bool:
     return any(not ID_PATTERN.match(c.id) or not isinstance(c.args, dict) for c in w.tool_calls)
 
 
-class Turns:
-    """The last call's turns (positions `starts`/`ends` in its wire messages, `roles`, `sents`
-    without the cache mark, `flags`: whether results were moved first) and the window's `odd`
-    count. `starts` is None when the last call was translated whole."""
-
-    def __init__(self) -> None:
-        self.odd = 0
-        self.starts: list[int] | None = None
-        self.ends: list[int] = []
-        self.roles: list[str] = []
-        self.sents: list[Sent | None] = []
-        self.flags: list[bool] = []
-        self.called: list[str] = []  # the window's tool names in first-call order
-
-
 def carried(a: TranslationInput, prepared: Prepared, rules: WireRules) -> tuple[list[Sent], list[str]] | None:
     """The payload's messages from the last call's turns and the tools called (in first-call
     order), or None (translate the window whole)."""
     memo = a.memo
     assert memo is not None
-    state = memo.format if isinstance(memo.format, Turns) else Turns()
-    memo.format = state
-    state.odd += sum(map(_odd, memo.entered)) - sum(map(_odd, memo.left))
-    if any(w.tool_calls for w in memo.entered) or any(w.tool_calls for w in memo.left):
-        calls = (c.name for w in memo.window if w.kind is not Kind.TOOL for c in w.tool_calls)
-        state.called = list(dict.fromkeys(calls))
+    state = turns.state(memo, _odd)
     wires, window = prepared.messages, memo.window
     first = 1 if window and window[0].kind is Kind.SYSTEM else 0
     plain_system = first and window[0].text.strip() and not window[0].tool_calls and not window[0].images
@@ -132,86 +107,23 @@ def carried(a: TranslationInput, prepared: Prepared, rules: WireRules) -> tuple[
         state.starts = None
         return None
     made = _Made(a, wires, rules)
-    made.spans(memo.runs, first, state)
-    made.fill(prepared)
-    state.starts, state.ends, state.roles, state.sents, state.flags = (
-        made.starts,
-        made.ends,
-        made.roles,
-        list(made.sents),
-        made.flags,
-    )
-    return made.payload(prepared, first), state.called
+    carry = turns.Carry(wires, _role, made.turn)
+    carry.spans(memo.runs, first, state)
+    sents = carry.fill()
+    carry.keep(state)
+    return made.payload(prepared, first, carry, sents), state.called
+
+
+def _role(m: WireMessage) -> str:
+    return TURN_ROLES.get(m.role, "user")
 
 
 class _Made:
-    """This call's turns, as spans of its wire messages; a span with no `Sent` yet is made in `fill`."""
+    """How this call makes a turn, and the payload around its turns."""
 
     def __init__(self, a: TranslationInput, wires: list[WireMessage], rules: WireRules) -> None:
         self.a, self.wires, self.rules = a, wires, rules
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        self.roles: list[str] = []
-        self.sents: list[Sent | None] = []
-        self.flags: list[bool] = []
         self.framing = rules.scaled(rules.framing)  # a turn's header (R-RPL-4)
-
-    def push(self, role: str, start: int, end: int) -> None:
-        """A stretch of one role to make: it joins the last turn when that one has its role and ends here."""
-        if self.roles and self.roles[-1] == role and self.ends[-1] == start:
-            self.ends[-1], self.sents[-1] = end, None
-            return
-        self.starts.append(start)
-        self.ends.append(end)
-        self.roles.append(role)
-        self.sents.append(None)
-        self.flags.append(False)
-
-    def each(self, start: int, end: int) -> None:
-        for p in range(start, end):
-            self.push(TURN_ROLES.get(self.wires[p].role, "user"), p, p + 1)
-
-    def spans(self, runs: list[tuple[int, int, int]], first: int, old: Turns) -> None:
-        """The turns, run by run: new messages one by one, a run's inner turns as slices."""
-        at = first
-        for i, j, k in runs:
-            a, b = max(i, first), i + k
-            if a >= b:
-                continue
-            self.each(at, a)
-            at = b
-            if old.starts is None or not old.starts or a - (i - j) < old.starts[0]:
-                self.each(a, b)
-            else:
-                self.run(old, a, b, i - j)
-        self.each(at, len(self.wires))
-
-    def run(self, old: Turns, a: int, b: int, d: int) -> None:
-        """New positions [a, b), the last call's [a - d, b - d): its turns clipped to the run, the
-        whole ones taken as they were (moved by d)."""
-        assert old.starts is not None
-        oa, ob = a - d, b - d
-        t, last = bisect_right(old.starts, oa) - 1, bisect_right(old.starts, ob - 1) - 1
-        if old.starts[t] < oa or old.ends[t] > ob:  # clipped at the run's start (or both ends)
-            self.push(old.roles[t], oa + d, min(old.ends[t], ob) + d)
-            t += 1
-        end = last if last >= t and old.ends[last] > ob else last + 1
-        if t < end and self.roles and self.roles[-1] == old.roles[t] and self.ends[-1] == old.starts[t] + d:
-            self.push(old.roles[t], old.starts[t] + d, old.ends[t] + d)
-            t += 1
-        if t < end:
-            self.starts += map(add, old.starts[t:end], repeat(d))
-            self.ends += map(add, old.ends[t:end], repeat(d))
-            self.roles += old.roles[t:end]
-            self.flags += old.flags[t:end]
-            self.sents += old.sents[t:end] if d == 0 else [_moved(s, d) for s in old.sents[t:end]]
-        if end <= last:  # clipped at the run's end
-            self.push(old.roles[last], old.starts[last] + d, ob + d)
-
-    def fill(self, prepared: Prepared) -> None:
-        for q, sent in enumerate(self.sents):
-            if sent is None:
-                self.sents[q], self.flags[q] = self.turn(self.roles[q], self.starts[q], self.ends[q])
 
     def turn(self, role: str, start: int, end: int) -> tuple[Sent, bool]:
         """A turn's payload message, its results first (R-TR-3), and whether they had to move."""
@@ -230,11 +142,10 @@ class _Made:
             found = m.entry.fragment = fragment(m, self.a.meter, self.rules)
         return found.blocks
 
-    def payload(self, prepared: Prepared, first: int) -> list[Sent]:
+    def payload(self, prepared: Prepared, first: int, carry: turns.Carry, sents: list[Sent]) -> list[Sent]:
         """System text, the results-first and leading-user fix-ups, the cache mark (R-TR-8)."""
-        sents: list[Sent] = self.sents  # type: ignore[assignment]  # every one made in `fill`
         out = list(sents)
-        for _ in range(sum(self.flags)):
+        for _ in range(sum(carry.flags)):
             prepared.fixup(RESULTS_FIRST, rule="R-TR-3")
         system = None
         if first:
@@ -242,19 +153,14 @@ class _Made:
             system = Sent("system", [b for b, _ in blocks], (0,) * len(blocks), [k for _, k in blocks], 0)
         mark = prepared.cache_prefix_messages - 1
         if mark >= first:
-            q = bisect_right(self.starts, mark) - 1
+            q = bisect_right(carry.starts, mark) - 1
             out[q] = _marked(sents[q], mark, self.a.settings.cache.ttl)
         elif mark == 0 and system is not None:
             system = _marked(system, 0, self.a.settings.cache.ttl)
-        if not self.roles or self.roles[0] != "user":
+        if not carry.roles or carry.roles[0] != "user":
             out.insert(0, Sent("user", [{"type": "text", "text": LEADING_USER_TEXT}], (-1,), [None], self.framing))
             prepared.fixup(LEADING, rule="R-TR-3")
         return [system, *out] if system is not None else out
-
-
-def _moved(s: Sent | None, d: int) -> Sent:
-    assert s is not None and s.origins is not None
-    return Sent(s.role, s.parts, tuple(map(add, s.origins, repeat(d))), s.known, s.frame)
 
 
 def _marked(s: Sent, origin: int, ttl: str | None) -> Sent:

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ctxkit.translate import items
+from ctxkit.counting.measure import Meter
+from ctxkit.counting.wire import WireRules
+from ctxkit.history.working import Kind, Working
+from ctxkit.translate import items, turns
 from ctxkit.translate.common import (
     MESSAGES,
     Prepared,
@@ -112,20 +115,7 @@ class _Builder:
         self._append(i, "model", *_unzip(parts))
 
     def _fragment(self, m: WireMessage) -> _Fragment:
-        if m.role == "tool":
-            name = self.names.get(m.tool_call_id or "")
-            made = [_response(name, m.text)] if name is not None else []
-            return _Fragment(self._known("user", made), (), (), name)
-        role = "model" if m.role == "assistant" else "user"
-        calls = [object_args(c.args) for c in m.tool_calls]
-        wrapped = tuple(c.id for c, (_, was) in zip(m.tool_calls, calls, strict=True) if was)
-        made = [
-            {"functionCall": {"name": c.name, "args": args}} for c, (args, _) in zip(m.tool_calls, calls, strict=True)
-        ]
-        return _Fragment(self._known(role, _parts(m)), self._known(role, made), wrapped)
-
-    def _known(self, role: str, parts: list[dict[str, Any]]) -> tuple[tuple[dict[str, Any], tuple[str, int]], ...]:
-        return tuple((p, items.known(role, p, self.a.meter, self.rules)) for p in parts)
+        return _fragment(m, self.names.get(m.tool_call_id or ""), self.a.meter, self.rules)
 
     def _call(self, call_id: str, name: str) -> None:
         self.names[call_id] = name
@@ -168,12 +158,7 @@ class _Builder:
     def report(self) -> None:
         calls, responses = self.left_out
         if calls or responses:
-            self.prepared.fixup(
-                f"gemini: {calls} function call(s) and {responses} function response(s) before "
-                "the first user content are left out (a function-call turn must follow a user "
-                "or function-response turn)",
-                rule="R-TR-4",
-            )
+            self.prepared.fixup(_left_out(calls, responses), rule="R-TR-4")
         report_wrapped(self.prepared, "gemini", "args", self.wrapped, "R-TR-4")
 
 
@@ -191,23 +176,171 @@ def function_declarations(a: TranslationInput, called: list[str], prepared: Prep
     return out
 
 
+def _left_out(calls: int, responses: int) -> str:
+    return (
+        f"gemini: {calls} function call(s) and {responses} function response(s) before "
+        "the first user content are left out (a function-call turn must follow a user "
+        "or function-response turn)"
+    )
+
+
+def _fragment(m: WireMessage, name: str | None, meter: Meter, rules: WireRules) -> _Fragment:
+    """A message's parts and calls (a tool result: its response under `name`, its call's)."""
+
+    def known(role: str, parts: list[dict[str, Any]]) -> tuple[tuple[dict[str, Any], tuple[str, int]], ...]:
+        return tuple((p, items.known(role, p, meter, rules)) for p in parts)
+
+    if m.role == "tool":
+        return _Fragment(known("user", [_response(name, m.text)] if name is not None else []), (), (), name)
+    role = "model" if m.role == "assistant" else "user"
+    calls = [object_args(c.args) for c in m.tool_calls]
+    wrapped = tuple(c.id for c, (_, was) in zip(m.tool_calls, calls, strict=True) if was)
+    made = [{"functionCall": {"name": c.name, "args": args}} for c, (args, _) in zip(m.tool_calls, calls, strict=True)]
+    return _Fragment(known(role, _parts(m)), known(role, made), wrapped)
+
+
 def translate(a: TranslationInput, prepared: Prepared) -> Translated:
+    carried = _carried(a, prepared) if a.memo is not None else None  # a replay (R-RPL-9)
+    if carried is not None:
+        return _emitted(a, prepared, *carried)
     b = _Builder(a, prepared)
     for i, m in enumerate(prepared.messages):
         b.add(i, m)
     b.report()
-    head: dict[str, Any] = {}
-    messages = [Sent("system", [{"parts": b.system}], (b.system_origin,), None, 0)] if b.system else []
-    if b.system:
-        head["systemInstruction"] = MESSAGES
-    head["contents"] = MESSAGES
-    messages += [
+    system = Sent("system", [{"parts": b.system}], (b.system_origin,), None, 0) if b.system else None
+    contents = [
         Sent(c["role"], c["parts"], tuple(o), k, 0) for c, o, k in zip(b.contents, b.origins, b.known, strict=True)
     ]
-    decls = function_declarations(a, b.called, prepared)
+    return _emitted(a, prepared, system, contents, b.called)
+
+
+def _emitted(
+    a: TranslationInput, prepared: Prepared, system: Sent | None, contents: list[Sent], called: list[str]
+) -> Translated:
+    head: dict[str, Any] = {}
+    if system is not None:
+        head["systemInstruction"] = MESSAGES
+    head["contents"] = MESSAGES
+    decls = function_declarations(a, called, prepared)
     if decls:
         head["tools"] = [{"functionDeclarations": decls}]
-    return Translated.emitted(head, tuple(messages), _fill)
+    return Translated.emitted(head, tuple([system, *contents] if system is not None else contents), _fill)
+
+
+def _odd(w: Working) -> bool:
+    """A message Gemini's carried contents do not take (`_carried`); a system message counts."""
+    if w.images or w.kind is Kind.SYSTEM:
+        return True
+    if w.kind is Kind.ASSISTANT:
+        return (not w.text and not w.tool_calls) or any(not isinstance(c.args, dict) for c in w.tool_calls)
+    return bool(w.tool_calls) or (w.kind is not Kind.TOOL and not w.text)
+
+
+def _carried(a: TranslationInput, prepared: Prepared) -> tuple[Sent | None, list[Sent], list[str]] | None:
+    """System instruction, contents and called tools from the last call's contents (`turns`), or
+    None (translate the window whole). Only where Gemini changes nothing but the merges: every
+    message gives a part, every result after the first user content follows its call there
+    (each id called once), no image, no arguments to wrap, system text only first (R-TR-4). The
+    lead (the messages before the first user content: their calls and results left out) is
+    made for each call."""
+    memo = a.memo
+    assert memo is not None
+    state = turns.state(memo, _odd)
+    if not isinstance(state.held, turns.Results):
+        state.held = turns.Results()
+    ids = state.held
+    ids.update(memo.entered, memo.left)
+    wires, window = prepared.messages, memo.window
+    first = 1 if window and window[0].kind is Kind.SYSTEM else 0
+    user = next((p for p in range(first, len(window)) if window[p].kind in (Kind.USER, Kind.REMINDER)), first)
+    led, ids.led = ids.led, user > first
+    ids.good = not memo.repeated and turns.ordered(memo.fresh, window, ids, memo.renamed, user, led or ids.led)
+    plain_system = first and window[0].text and not window[0].images
+    if (
+        state.odd != (1 if plain_system else 0)
+        or memo.repeated
+        or len(wires) != prepared.placed
+        or user >= len(window)
+        or window[user].kind not in (Kind.USER, Kind.REMINDER)
+        or not ids.good
+    ):
+        state.starts = None
+        return None
+    rules = items.request_rules(a.provider, a.model, a.meter)
+    carry = turns.Carry(
+        wires, _role, lambda role, start, end: _content(role, wires[start:end], start, memo.names, a.meter, rules)
+    )
+    carry.spans(memo.runs, user, state)
+    contents = carry.fill()
+    carry.keep(state)
+    system = Sent("system", [{"parts": _parts(wires[0])}], (0,), None, 0) if first else None
+    called = state.called
+    if user > first:
+        contents = [*_lead(wires, first, user, memo.names, a.meter, rules, prepared), *contents]
+        if any(w.tool_calls for w in window[first:user]):  # calls of the lead are not sent
+            called = list(dict.fromkeys(c.name for w in window[user:] for c in w.tool_calls))
+    return system, contents, called
+
+
+def _lead(
+    wires: list[WireMessage],
+    first: int,
+    user: int,
+    names: dict[str, str],
+    meter: Meter,
+    rules: WireRules,
+    prepared: Prepared,
+) -> list[Sent]:
+    """The contents before the first user content: the assistant's own parts (R-TR-4: its calls
+    and the results are left out, and said so)."""
+    parts: list[dict[str, Any]] = []
+    origins: list[int] = []
+    known: list[Known] = []
+    calls = responses = 0
+    for p in range(first, user):
+        m = wires[p]
+        if m.role == "tool":
+            responses += 1
+            continue
+        calls += len(m.tool_calls)
+        for body, k in _known_parts(m, names, meter, rules)[: -len(m.tool_calls) or None]:
+            parts.append(body)
+            origins.append(p)
+            known.append(k)
+    if calls or responses:
+        prepared.fixup(_left_out(calls, responses), rule="R-TR-4")
+    return [Sent("model", parts, tuple(origins), known, 0)] if parts else []
+
+
+def _role(m: WireMessage) -> str:
+    return "model" if m.role == "assistant" else "user"
+
+
+def _content(
+    role: str, wires: list[WireMessage], start: int, names: dict[str, str], meter: Meter, rules: WireRules
+) -> tuple[Sent, bool]:
+    """A content over `wires` (from wire message `start` on): their parts, merged."""
+    parts: list[dict[str, Any]] = []
+    origins: list[int] = []
+    known: list[Known] = []
+    for p, m in enumerate(wires, start):
+        for body, k in _known_parts(m, names, meter, rules):
+            parts.append(body)
+            origins.append(p)
+            known.append(k)
+    return Sent(role, parts, tuple(origins), known, 0), False
+
+
+def _known_parts(
+    m: WireMessage, names: dict[str, str], meter: Meter, rules: WireRules
+) -> tuple[tuple[dict[str, Any], tuple[str, int]], ...]:
+    """A message's parts with their items' (key, tokens), its calls after its own parts."""
+    assert m.entry is not None  # a message without images: the memo holds it
+    found: _Fragment | None = m.entry.fragment
+    name = names.get(m.tool_call_id or "") if m.role == "tool" else None
+    if found is None or (m.role == "tool" and found.name != name):
+        found = m.entry.fragment = _fragment(m, name, meter, rules)
+    return found.parts + found.calls if m.role == "assistant" else found.parts
 
 
 def _fill(messages: tuple[Sent, ...]) -> dict[str, Any]:
