@@ -90,7 +90,7 @@ class Prompt(Sequence[Item]):
         if n < self._lead:
             return None
         if self._one_each():
-            origins = self._messages[n - self._lead].origins
+            origins = self._messages[n - self._lead].at(n - self._lead)
             origin = origins[0] if origins else -1
         else:
             origin = self._places()[1][n]
@@ -121,13 +121,18 @@ class Prompt(Sequence[Item]):
             messages: list[int | None] = [None] * self._lead
             origins = [-1] * self._lead
             given = list(map(_ORIGINS, self._messages))
+            if self._one_each() and given.count(None) == len(given):  # each from its own wire message (`Sent.at`)
+                messages += range(len(given))
+                origins += range(len(given))
+                self._columns = messages, origins
+                return self._columns
             if self._one_each() and all(given):  # one item and one origin each: both columns in C
                 messages += range(len(given))
                 origins += map(_FIRST, given)
                 self._columns = messages, origins
                 return self._columns
             for n, sent in enumerate(self._messages):
-                size, own = len(sent.parts), sent.origins
+                size, own = len(sent.parts), sent.at(n)
                 messages += repeat(n, size)
                 origins += own[:size] if len(own) >= size else (*own, *repeat(-1, size - len(own)))
             self._columns = messages, origins
