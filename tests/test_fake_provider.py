@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from ctxkit import providers
+from ctxkit import providers, translate
 from ctxkit.errors import InputError
 from ctxkit.loading.cache_rules import rules
 from ctxkit.loading.domain import CacheRules
 from ctxkit.loading.models import lookup
 from ctxkit.loading.read import load_fixture
 from ctxkit.pipeline import run
+from ctxkit.translate import bodies, reading
 from ctxkit.translate.items import priming_tokens, prompt_items
 
 from . import fake_provider
@@ -87,6 +88,23 @@ def test_every_stage_reads_parrot_from_its_spec(parrot: None) -> None:
     # OpenAI's rules would give 8 + 3 + 1 ("user") = 12
     assert prompt_items(result.payload, meter=meter)[-1].tokens == 10
     assert priming_tokens(result.payload, meter=meter) == 1
+
+
+def test_a_wire_format_is_registered_whole_or_not_at_all() -> None:
+    """A wire format's behaviour is three entries keyed by its name: the translator (`MODULES`, or
+    `register_format`), the reader (`reading.READERS`) and the logged body's normaliser
+    (`bodies.NORMALISERS`). Every built-in format has all three, every provider's format is one,
+    and `register_format` / `unregister_format` add and remove Parrot's three together."""
+    assert set(translate.MODULES) == set(reading.READERS) == set(bodies.NORMALISERS)
+    assert {providers.wire_format(n) for n in providers.names()} <= set(translate.MODULES)
+    fake_provider.install()
+    try:
+        assert reading.READERS["parrot"] is fake_provider.read
+        assert bodies.NORMALISERS["parrot"] is fake_provider.normalise
+        assert translate.translator("parrot") is fake_provider.translate_body
+    finally:
+        fake_provider.uninstall()
+    assert "parrot" not in reading.READERS and "parrot" not in bodies.NORMALISERS
 
 
 def test_parrot_is_a_choice_while_registered_only(parrot: None) -> None:
