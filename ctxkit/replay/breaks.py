@@ -8,11 +8,10 @@ the closed list with the rule behind it, and the tokens already paid for that co
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import attrgetter, itemgetter
-from types import SimpleNamespace
+from itertools import chain, compress, repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from ctxkit import providers
@@ -21,10 +20,10 @@ from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.replay.cache import Keys
 from ctxkit.replay.causes import Cause
 from ctxkit.replay.earlier import CallContext, Earlier, Sides, Source
-from ctxkit.replay.prefix import each
 from ctxkit.translate.items import Item, Prompt, canonical
 
 if TYPE_CHECKING:
+    from ctxkit.assembly.assemble import Assembly
     from ctxkit.assembly.fates import Fated
     from ctxkit.pipeline import Result
 
@@ -146,16 +145,7 @@ def view(result: Result, items: Prompt, keys: Keys, user: str) -> tuple[MappedCa
     from ctxkit.assembly.system import format_date
 
     a = result.assembly
-    named: list[str] = list(map(_KEY, a.messages))
-    decided: Callable[[str, Any], Any] = a.fates.decided().get
-    segment_of: list[Segment | None] = list(map(_SEGMENT, map(decided, named, repeat(_UNDECIDED))))
-    for n in each(segment_of, None):  # looked up in C; only a message with no segment there one by one
-        fated = a.fates.get(named[n])
-        if fated is None or not fated.segment:  # no decision names it (the system prompt, the reminder)
-            found = (name for name, ws in reversed(a.segments.items()) if named[n] in map(_KEY, ws))
-            segment_of[n] = next(found, None)  # the last segment listing it
-        else:
-            segment_of[n] = fated.segment
+    segment_of = placed_segments(a)
     system = next((w.text for w in a.messages if w.kind is Kind.SYSTEM), None)
     date = format_date(a.eff.now) if a.eff.now is not None else None
     capped = frozenset(
@@ -168,10 +158,17 @@ def view(result: Result, items: Prompt, keys: Keys, user: str) -> tuple[MappedCa
     return here, Dropped(a.fates, capped)
 
 
-_KEY, _TOKENS, _SEGMENT = attrgetter("key"), itemgetter(1), attrgetter("segment")
+_TOKENS = itemgetter(1)
 
 
-_UNDECIDED = SimpleNamespace(segment=None)  # a message with no fate decided one by one: `Fates.get` again
+def placed_segments(a: Assembly) -> list[Segment | None]:
+    """Each assembled message's segment, by position: the assembled list is the segments' lists
+    one after another, so this is one run per segment, made in C, not a fate looked up per
+    message of the window (R-RPL-9)."""
+    placed: list[Segment | None] = list(chain.from_iterable(map(repeat, a.segments, map(len, a.segments.values()))))
+    if len(placed) != len(a.messages):
+        raise AssertionError("the assembled list is not its segments' lists one after another")
+    return placed
 
 
 def _side(v: Candidate, n: int, item: Item | None) -> dict[str, Any] | None:
