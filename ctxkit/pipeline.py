@@ -16,7 +16,7 @@ from ctxkit import collector
 from ctxkit.assembly.assemble import Assembly, Incremental, assemble
 from ctxkit.history.working import Image
 from ctxkit.loading import models
-from ctxkit.loading.config import Options, resolve
+from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import Fixture
 from ctxkit.loading.templates import text_warnings
 from ctxkit.translate import Payload, items, translate
@@ -117,11 +117,15 @@ class Carried(Incremental, Protocol):
 
     translation: TranslationMemo
 
+    def effective(self, fixture: Fixture, options: Options | None) -> Effective:
+        """`resolve(fixture, options)`."""
+        ...
+
 
 def run(fixture: Fixture, options: Options | None = None, *, state: Carried | None = None) -> Result:
     """`state`: what a replay carries from call to call (`replay.state.State`); same result without it."""
     with collector.paused():  # linear allocation, no cycles: see `collector`
-        eff = resolve(fixture, options)
+        eff = state.effective(fixture, options) if state is not None else resolve(fixture, options)
         assembly = assemble(eff, state=state)
         memo = state.translation if state is not None else None
         return Result(assembly, translate(translation_input(assembly, memo)))

@@ -22,6 +22,7 @@ from ctxkit.history.working import Call, Kind, Record, Working
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.read import load_fixture
 from ctxkit.replay import driver, state
+from ctxkit.replay.calls import Planner
 
 from .conftest import FIXTURES
 from .helpers import bench_history
@@ -186,3 +187,33 @@ def test_r_cmp_1_reserved_tokens_per_date_equal_afresh() -> None:
         assert assemble.today(eff) == assemble.today(resolve(call.fixture, call.options))
         dates.add(assemble.today(eff))
     assert len(dates) == 2
+
+
+def _settings_variants(fixture: Any, options: Options) -> list[tuple[Any, Options]]:
+    """The call as given, then with each thing its settings are resolved from changed."""
+    others = (("datetime_line", "It is {datetime}."),)
+    return [
+        (fixture, options),
+        (replace(fixture, now=None), options),
+        (replace(fixture, templates=fixture.templates + others), options),
+        (replace(fixture, tools=()), options),
+        (replace(fixture, tokenizer="o200k_base"), options),
+        (replace(fixture, model=replace(fixture.model, max_input_tokens=1_234)), options),
+        (fixture, replace(options, max_input_tokens=3_000)),
+        (fixture, replace(options, leaf=fixture.leaf)),
+        (fixture, options),
+    ]
+
+
+@pytest.mark.parametrize("path", REPLAYS, ids=lambda p: p.name)
+def test_settings_resolved_once_equal_resolving_afresh(path: Path) -> None:
+    """`State.effective` gives each call `resolve`'s settings, however the call and the settings
+    it is resolved from change between calls."""
+    fixture = load_fixture(str(path))
+    mine = state.State()
+    seen = 0
+    for call in Planner(fixture, Options(max_input_tokens=2_000)).calls():
+        for f, o in _settings_variants(call.fixture, call.options):
+            assert mine.effective(f, o) == resolve(f, o), (call.label, f.templates, o)
+            seen += 1
+    assert seen

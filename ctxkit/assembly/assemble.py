@@ -10,7 +10,7 @@ fates are worked out when a report asks (see `fates`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
 from itertools import chain
@@ -77,7 +77,7 @@ def reserved_tokens(eff: Effective, meter: Meter, date: str | None = None) -> in
 class Incremental(Protocol):
     """What replay carries from one call to the next (`replay.state.State`, R-RPL-9): each
     method gives what the plain step named in its docstring gives, from work shared by the
-    calls. `assemble` without it runs the plain steps: the rules as written."""
+    calls. `assemble` without it runs `Afresh`, the plain steps: the rules as written."""
 
     def meter(self, eff: Effective) -> Meter:
         """A `Meter` for `eff`."""
@@ -114,7 +114,8 @@ class Incremental(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Fixed:
-    """The parts that do not depend on the history (R-ASM-2): generated texts and the project."""
+    """The parts that do not depend on the history (R-ASM-2): generated texts and the project,
+    and the history budget they leave of the available tokens."""
 
     system: Working | None
     agent: Working | None
@@ -122,6 +123,8 @@ class Fixed:
     project: proj.ProjectPart
     reserved: int
     clock_dependent: bool
+    available: int = 0  # R-ASM-1
+    budget: int = 0  # R-ASM-2: what the parts leave of `available`
 
     def tokens(self, meter: Meter) -> int:
         generated = (self.system, self.agent, self.reminder)
@@ -146,52 +149,63 @@ class Answered:
     orphans: list[Working]
 
 
+class Afresh:
+    """The plain steps, each run for this one assembly: what `assemble` runs without a state."""
+
+    def meter(self, eff: Effective) -> Meter:
+        return meter_for(eff)
+
+    def branch(self, eff: Effective) -> tree.Branch:
+        return tree.select(eff.fixture, eff.leaf)
+
+    def converted(self, branch: tree.Branch, eff: Effective) -> conv.Converted:
+        return conv.convert(branch, eff.fixture, eff.templates)
+
+    def fixed_parts(self, eff: Effective, meter: Meter, record: Record) -> Fixed:
+        return fixed_parts(eff, meter, record)
+
+    def truncate(self, converted: conv.Converted, first: int, room: int, meter: Meter) -> Truncation:
+        return truncate(converted, first, room, meter)
+
+    def cacheable(self, ws: list[Working]) -> list[Working]:
+        return [w.with_(cacheable=True) for w in ws]
+
+    def drop_orphans(self, kept: list[Working], in_turn: list[Working]) -> Answered:
+        return drop_orphans(kept, in_turn)
+
+    def kept_fates(self, kept: list[Working]) -> Iterable[tuple[str, Fated]]:
+        history = {p: _SameFate(*_KEPT_AS[p]) for p in (False, True)}
+        return ((w.key, history[w.placeholder][w.notes]) for w in kept)
+
+
 def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
     """The pipeline of assembly: each step below returns a small value; only this function combines them.
 
     `state`: a replay's (see `Incremental`); the assembly is the same without it."""
-    meter = state.meter(eff) if state else meter_for(eff)
+    steps: Incremental = state if state is not None else Afresh()
+    meter = steps.meter(eff)
     record = Record()
-    branch = state.branch(eff) if state else tree.select(eff.fixture, eff.leaf)
-    converted = state.converted(branch, eff) if state else conv.convert(branch, eff.fixture, eff.templates)
+    branch = steps.branch(eff)
+    converted = steps.converted(branch, eff)
     last_user = converted.last_user
     if last_user is None:
         raise RuleError(f"{eff.fixture.source}: no user message on the branch: nothing to answer (R-ASM-3)")
-    fixed = state.fixed_parts(eff, meter, record) if state else fixed_parts(eff, meter, record)
+    fixed = steps.fixed_parts(eff, meter, record)
     if fixed.project.images:
         last_user = last_user.with_(images=last_user.images + fixed.project.images)
-    available = available_tokens(eff.max_input_tokens, eff.settings.safety_margin)
-    budget = history_budget(eff, meter, fixed, available)
     first = last_n_cut(converted, eff.settings.last_n_user_messages)
     tail = [last_user, *converted.in_turn]
-    room = budget - tail_tokens(eff, meter, tail, budget)
-    cut = state.truncate(converted, first, room, meter) if state else truncate(converted, first, room, meter)
-    eviction = Eviction(kept=cut.kept, evicted=[], listing=None, found=[], left_out=0)
-    if "read_file" in eff.tool_names:
-        known = converted.file_ids(cut.end) | {w.file_id for w in cut.head if w.file_id}
-        eviction = forgotten_files(eff, meter, converted, cut.kept, known, room)
-        if eviction.left_out:
-            record.warn(
-                f"{eviction.left_out} forgotten file(s) were left out of the read_file list: "
-                "it does not fit the history budget (R-FILE-3)"
-            )
-    answered = state.drop_orphans(eviction.kept, tail[1:]) if state else drop_orphans(eviction.kept, tail[1:])
-    kept = state.cacheable(answered.kept) if state else [w.with_(cacheable=True) for w in answered.kept]
+    room = fixed.budget - tail_tokens(eff, meter, tail, fixed.budget)
+    cut = steps.truncate(converted, first, room, meter)
+    eviction = _evict_for_files(eff, meter, converted, cut, room, record)
+    answered = steps.drop_orphans(eviction.kept, tail[1:])
+    kept = steps.cacheable(answered.kept)
     older = Older(converted, cut=first, end=cut.end)
     decided: dict[str, Fated] = {}  # the units left out whole are recorded as two runs (`Fates`)
     fate_all(decided, cut.head, Fate.TRUNCATED, "R-ASM-4")
     fate_all(decided, eviction.evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
-    decided.update(_answer_fates(answered.orphans, kept, last_user, answered.in_turn, state))
-    segments: dict[Segment, list[Working]] = {
-        Segment.SYSTEM: [fixed.system] if fixed.system else [],
-        Segment.HISTORY: kept,
-        Segment.CUSTOM_AGENT: [fixed.agent] if fixed.agent else [],
-        Segment.PROJECT_FILES: [w for w in (fixed.project.documents, fixed.project.read_file_list) if w],
-        Segment.FORGOTTEN_FILES: [eviction.listing] if eviction.listing else [],
-        Segment.LAST_USER: [last_user],
-        Segment.IN_TURN: answered.in_turn,
-        Segment.REMINDER: [fixed.reminder] if fixed.reminder else [],
-    }
+    decided.update(_answer_fates(answered.orphans, steps.kept_fates(kept), last_user, answered.in_turn))
+    segments = _segments(fixed, kept, eviction.listing, last_user, answered.in_turn)
     return Assembly(
         eff=eff,
         meter=meter,
@@ -200,8 +214,8 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
         messages=list(chain.from_iterable(segments.values())),
         segments=segments,
         fates=Fates(decided, older, cut.head + eviction.evicted),
-        history_budget=budget,
-        available=available,
+        history_budget=fixed.budget,
+        available=fixed.available,
         reserved=fixed.reserved,
         project=fixed.project,
         dropped=DroppedHistory(older, cut.head + eviction.evicted),
@@ -211,8 +225,42 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
     )
 
 
+def _evict_for_files(
+    eff: Effective, meter: Meter, converted: conv.Converted, cut: Truncation, room: int, record: Record
+) -> Eviction:
+    """R-FILE-1…3 when the model has read_file: the list of forgotten files, and the older
+    history evicted to make it fit; otherwise the kept history as truncation left it."""
+    if "read_file" not in eff.tool_names:
+        return Eviction(kept=cut.kept, evicted=[], listing=None, found=[], left_out=0)
+    known = converted.file_ids(cut.end) | {w.file_id for w in cut.head if w.file_id}
+    eviction = forgotten_files(eff, meter, converted, cut.kept, known, room)
+    if eviction.left_out:
+        record.warn(
+            f"{eviction.left_out} forgotten file(s) were left out of the read_file list: "
+            "it does not fit the history budget (R-FILE-3)"
+        )
+    return eviction
+
+
+def _segments(
+    fixed: Fixed, kept: list[Working], listing: Working | None, last_user: Working, in_turn: list[Working]
+) -> dict[Segment, list[Working]]:
+    """R-ASM-7: the context's segments in their final order."""
+    return {
+        Segment.SYSTEM: [fixed.system] if fixed.system else [],
+        Segment.HISTORY: kept,
+        Segment.CUSTOM_AGENT: [fixed.agent] if fixed.agent else [],
+        Segment.PROJECT_FILES: [w for w in (fixed.project.documents, fixed.project.read_file_list) if w],
+        Segment.FORGOTTEN_FILES: [listing] if listing else [],
+        Segment.LAST_USER: [last_user],
+        Segment.IN_TURN: in_turn,
+        Segment.REMINDER: [fixed.reminder] if fixed.reminder else [],
+    }
+
+
 def fixed_parts(eff: Effective, meter: Meter, record: Record) -> Fixed:
-    """Turn state (R-TURN-2), system texts (R-SYS), the project (R-PROJ) and the reminder (R-REM)."""
+    """Turn state (R-TURN-2), system texts (R-SYS), the project (R-PROJ) and the reminder (R-REM),
+    and the history budget they leave (R-ASM-1, R-ASM-2)."""
     turn = sysp.turn_state(eff.fixture)
     date = today(eff)
     reserved = reserved_tokens(eff, meter, date)
@@ -228,7 +276,7 @@ def fixed_parts(eff: Effective, meter: Meter, record: Record) -> Fixed:
     if reminder_text is not None:
         wrapped = meter.text(sysp.wrap_reminder(reminder_text))
         reminder = Working("reminder", Kind.REMINDER, reminder_text, wrapped, origin=Origin.REMINDER)
-    return Fixed(
+    parts = Fixed(
         system=_generated(Origin.SYSTEM, Kind.SYSTEM, texts.system, meter, cacheable=True),
         agent=_generated(Origin.CUSTOM_AGENT, Kind.USER, texts.agent, meter),
         reminder=reminder,
@@ -236,6 +284,8 @@ def fixed_parts(eff: Effective, meter: Meter, record: Record) -> Fixed:
         reserved=reserved,
         clock_dependent=texts.clock_dependent,
     )
+    available = available_tokens(eff.max_input_tokens, eff.settings.safety_margin)
+    return replace(parts, available=available, budget=history_budget(eff, meter, parts, available))
 
 
 def history_budget(eff: Effective, meter: Meter, fixed: Fixed, available: int) -> int:
@@ -286,18 +336,14 @@ def drop_orphans(
 
 def _answer_fates(
     orphans: list[Working],
-    kept: list[Working],
+    kept: Iterable[tuple[str, Fated]],
     last_user: Working,
     in_turn: list[Working],
-    state: Incremental | None = None,
 ) -> dict[str, Fated]:
-    """The fates of what reaches the context (R-ASM-3/4, R-CONV-3) and of the orphans (R-ASM-8)."""
+    """The fates of what reaches the context (R-ASM-3/4, R-CONV-3) and of the orphans (R-ASM-8);
+    `kept`: the kept history's, by key."""
     fates = {w.key: Fated(Fate.ORPHAN, "R-ASM-8", None, w.notes) for w in orphans}
-    if state:
-        fates.update(state.kept_fates(kept))
-    else:
-        history = {p: _SameFate(*_KEPT_AS[p]) for p in (False, True)}
-        fates.update({w.key: history[w.placeholder][w.notes] for w in kept})
+    fates.update(kept)
     fates[last_user.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, last_user.notes)
     for w in in_turn:
         fates[w.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.IN_TURN, w.notes)

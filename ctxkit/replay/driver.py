@@ -17,7 +17,7 @@ from ctxkit import collector
 from ctxkit.counting.measure import call_args_text
 from ctxkit.errors import RuleError
 from ctxkit.history.tree import Ancestry
-from ctxkit.loading.config import Options, resolve
+from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
 from ctxkit.pipeline import WarningKind, run
 from ctxkit.replay import breaks, cache
@@ -89,88 +89,111 @@ def replay(
 
 def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | None, on_call: OnCall | None) -> Replay:
     eff = resolve(fixture, options)
-    state = State()  # everything carried from one call to the next (R-RPL-9)
+    state = State()  # everything assembly carries from one call to the next (R-RPL-9)
     planner = Planner(fixture, options, compress_as=compress_as, select=state.select, counts=state.counts)
-    rules = cache.rules(str(eff.provider), eff.model, fixture.settings.cache)
-    prompt_cache = cache.Cache(rules)
-    pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices, one_hour=rules.ttl == "1h")
-    ancestry = Ancestry(fixture)
-    warned = Warned(planner.warnings())
-    views: dict[int, breaks.Candidate] = {}  # what later calls may still break against
-    sides = breaks.Sides()
-    numbers = Numbers()  # each distinct item key's number: the trie and the views hold numbers
+    loop = _Loop(fixture, eff, state, Warned(planner.warnings()))
     rows: list[CallRow] = []
     for index, call in enumerate(planner.calls()):
+        result = loop.assembled(index, call)
+        rows.append(loop.row(index, call, result))
+        loop.forget(index)
+        if on_call is not None:
+            on_call(index, call, result)
+    return loop.replay(rows)
+
+
+class _Loop:
+    """What the replay loop keeps besides the assembly's state: the prompt cache (R-RPL-5), the
+    earlier calls a later one may break against (R-RPL-6), prices and warnings."""
+
+    def __init__(self, fixture: Fixture, eff: Effective, state: State, warned: Warned) -> None:
+        self.fixture, self.eff, self.state, self.warned = fixture, eff, state, warned
+        self.rules = cache.rules(str(eff.provider), eff.model, fixture.settings.cache)
+        self.cache = cache.Cache(self.rules)
+        self.pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices, one_hour=self.rules.ttl == "1h")
+        self.ancestry = Ancestry(fixture)
+        self.views: dict[int, breaks.Candidate] = {}  # what later calls may still break against
+        self.sides = breaks.Sides()
+        self.numbers = Numbers()  # each distinct item key's number: the trie and the views hold numbers
+
+    def assembled(self, index: int, call: ReplayCall) -> Result:
         try:
-            result = run(call.fixture, call.options, state=state)
+            return run(call.fixture, call.options, state=self.state)
         except RuleError as exc:
             raise RuleError(f"call {index} ({call.label}): {exc}") from None
-        request = prompt_items(result.payload, meter=result.assembly.meter, memo=state.items)
+
+    def row(self, index: int, call: ReplayCall, result: Result) -> CallRow:
+        """The call's prompt, its cache hit and break, its cost; its warnings noted."""
+        meter = result.assembly.meter
+        request = prompt_items(result.payload, meter=meter, memo=self.state.items)
         items = request.items  # the tuple: the cache reads it in C
-        prompt = prompt_tokens(items, priming_tokens(result.payload, meter=result.assembly.meter))
+        prompt = prompt_tokens(items, priming_tokens(result.payload, meter=meter))
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         for w in result.typed_warnings():  # one per kind: R-ASM-9's names the first call and counts the rest
             over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
-            warned.add(index, call.label, w, over)
-        keys = numbers.of(items)  # 4 bytes an item
-        hit = prompt_cache.add(items, call.clock, keys)
+            self.warned.add(index, call.label, w, over)
+        keys = self.numbers.of(items)  # 4 bytes an item
+        hit = self.cache.add(items, call.clock, keys)
         view, dropped = breaks.view(result, request, keys, call.user.id)
         against = hit.candidate if not hit.expired else index - 1
-        other = views.get(against) if against is not None and against >= 0 else None
+        other = self.views.get(against) if against is not None and against >= 0 else None
         common = 0 if hit.expired else hit.common  # expired: nothing of the previous call is reusable
-        brk = breaks.find(view, dropped, other, common, expired=hit.expired, ancestry=ancestry)
-        output = _output_tokens(call.output, result.assembly.meter)
-        rows.append(
-            CallRow(
-                index=index,
-                user_message=call.user.id,
-                step=call.step,
-                label=call.label,
-                on_branch=call.on_branch,
-                clock=call.clock,
-                prompt_tokens=prompt,
-                prefix_tokens=hit.prefix_tokens,
-                cached_tokens=hit.cached_tokens,
-                cache_write_tokens=hit.write_tokens,
-                output_tokens=output,
-                cost=pricer.cost(prompt, hit.cached_tokens, hit.write_tokens, output, call.clock),
-                cost_without_cache=pricer.cost(prompt, 0, 0, output, call.clock),
-                candidate=hit.candidate,
-                brk=brk,
-                limit=hit.limit,
-                truncated=bool(result.assembly.dropped),
-                compression_due=call.compression_due,
-                synthetic=call.synthetic,
-            )
+        brk = breaks.find(view, dropped, other, common, expired=hit.expired, ancestry=self.ancestry)
+        self.views[index] = view  # kept whole for the next call (an expired one reads it from item 0)
+        output = _output_tokens(call.output, meter)
+        return CallRow(
+            index=index,
+            user_message=call.user.id,
+            step=call.step,
+            label=call.label,
+            on_branch=call.on_branch,
+            clock=call.clock,
+            prompt_tokens=prompt,
+            prefix_tokens=hit.prefix_tokens,
+            cached_tokens=hit.cached_tokens,
+            cache_write_tokens=hit.write_tokens,
+            output_tokens=output,
+            cost=self.pricer.cost(prompt, hit.cached_tokens, hit.write_tokens, output, call.clock),
+            cost_without_cache=self.pricer.cost(prompt, 0, 0, output, call.clock),
+            candidate=hit.candidate,
+            brk=brk,
+            limit=hit.limit,
+            truncated=bool(result.assembly.dropped),
+            compression_due=call.compression_due,
+            synthetic=call.synthetic,
         )
-        views[index] = view  # kept whole for the next call (an expired one reads it from item 0)
-        for earlier, depth in prompt_cache.overtaken.items():  # only their ends can still be a break
-            _trim(views, earlier, depth, sides)
+
+    def forget(self, index: int) -> None:
+        """After call `index`: of the earlier calls, keep what a later call can still break against."""
+        views = self.views
+        for earlier, depth in self.cache.overtaken.items():  # only their ends can still be a break
+            _trim(views, earlier, depth, self.sides)
         if isinstance(views.get(index - 1), breaks.MappedCall):
-            _trim(views, index - 1, 0, sides)
-        oldest = min(prompt_cache.keep_from, index)
+            _trim(views, index - 1, 0, self.sides)
+        oldest = min(self.cache.keep_from, index)
         while (first := next(iter(views))) < oldest:  # in call order: drop from the front
             del views[first]  # no later call can compare with it: beyond the TTL
-        if on_call is not None:
-            on_call(index, call, result)
-    if (note := pricer.warning()) is not None:
-        warned.note(note)
-    rows = [  # a write pays back only if a later call reads it: known once every call is in
-        replace(r, unread_write_tokens=r.cache_write_tokens)
-        if r.cache_write_tokens and prompt_cache.unread_write(r.index)
-        else r
-        for r in rows
-    ]
-    return Replay(
-        fixture.source,
-        fixture.name,
-        str(eff.provider),
-        eff.model,
-        eff.max_input_tokens,
-        rules,
-        tuple(rows),
-        warned.texts(),
-    )
+
+    def replay(self, rows: list[CallRow]) -> Replay:
+        if (note := self.pricer.warning()) is not None:
+            self.warned.note(note)
+        rows = [  # a write pays back only if a later call reads it: known once every call is in
+            replace(r, unread_write_tokens=r.cache_write_tokens)
+            if r.cache_write_tokens and self.cache.unread_write(r.index)
+            else r
+            for r in rows
+        ]
+        eff = self.eff
+        return Replay(
+            self.fixture.source,
+            self.fixture.name,
+            str(eff.provider),
+            eff.model,
+            eff.max_input_tokens,
+            self.rules,
+            tuple(rows),
+            self.warned.texts(),
+        )
 
 
 def _trim(views: dict[int, breaks.Candidate], index: int, start: int, sides: breaks.Sides) -> None:

@@ -35,7 +35,7 @@ from ctxkit.assembly.system import turn_state
 from ctxkit.counting.measure import Counts, Meter, meter_for
 from ctxkit.history import convert, tree
 from ctxkit.history.working import Record, Working
-from ctxkit.loading.config import Effective
+from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
 from ctxkit.loading.templates import Templates
 from ctxkit.replay.answers import Announcements
@@ -56,6 +56,7 @@ class State:
         self.items = ItemMemo()
         self.translation = TranslationMemo()
         self._basis: tuple[object, ...] | None = None
+        self._effective: tuple[Options | None, Effective] | None = None  # the last call's options and settings
         self.files: dict[str, FileRecord] = {}  # each file by id, for the basis's files
         self._fixed: list[tuple[tuple[object, ...], Fixed, tuple[str, ...]]] = []  # newest first
         self._done: dict[str, tuple[StoredMessage, tuple[Working, ...]]] = {}  # message id → its working messages
@@ -74,6 +75,40 @@ class State:
         self.fated: list[Fated] = []  # each window message's fate when kept (`kept_fate`)
 
     # --- Incremental ----------------------------------------------------------------------
+
+    def effective(self, fixture: Fixture, options: Options | None) -> Effective:
+        """`resolve(fixture, options)`. A replay's calls differ in their messages, leaf, turn and
+        clock only: what the settings are resolved from (the options, the model fields, templates,
+        tools and tokenizer, the same objects from call to call) is resolved once, and each call
+        gets it with its own fixture, clock and leaf."""
+        last = self._effective
+        if (
+            last is not None
+            and options is last[0]
+            and (options is None or options.leaf is None)
+            and fixture.model is last[1].fixture.model
+            and fixture.templates is last[1].fixture.templates
+            and fixture.tools is last[1].fixture.tools
+            and fixture.tokenizer == last[1].fixture.tokenizer
+        ):
+            e = last[1]
+            now = (options.now if options is not None else None) or fixture.now
+            return Effective(
+                fixture=fixture,
+                provider=e.provider,
+                model=e.model,
+                max_input_tokens=e.max_input_tokens,
+                supports_images=e.supports_images,
+                max_output_tokens=e.max_output_tokens,
+                tokenizer=e.tokenizer,
+                templates=e.templates,
+                now=now,
+                leaf=fixture.leaf,
+                tool_names=e.tool_names,
+            )
+        eff = resolve(fixture, options)
+        self._effective = (options, eff)
+        return eff
 
     def meter(self, eff: Effective) -> Meter:
         return meter_for(eff, self.counts)
@@ -97,7 +132,7 @@ class State:
             fixture.files,
             settings.tool_result_placeholder_tokens,
             settings.as_logged,
-            dict(eff.templates.texts),
+            eff.templates,
             eff.tokenizer,
             eff.supports_images,
         )
