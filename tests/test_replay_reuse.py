@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ctxkit.assembly import assemble
+from ctxkit.assembly import assemble, truncation
 from ctxkit.errors import CtxkitError
 from ctxkit.history.working import Call, Kind, Record, Working
 from ctxkit.loading.config import Options, resolve
@@ -113,9 +113,9 @@ def _message(rng: random.Random, n: int, odd: bool) -> Working:
 
 def _walk_equals_afresh(shared: state.State, kept: list[Working], in_turn: list[Working]) -> None:
     answered = shared.drop_orphans(kept, in_turn)
-    assert answered == assemble.drop_orphans(kept, in_turn)
+    assert answered == truncation.drop_orphans(kept, in_turn)
     copies = shared.cacheable(answered.kept)
-    assert list(shared.kept_fates(copies)) == [(w.key, assemble.kept_fate(w)) for w in copies]
+    assert list(shared.kept_fates(copies)) == [(w.key, truncation.kept_fate(w)) for w in copies]
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from ctxkit import pipeline
-from ctxkit.assembly import assemble
+from ctxkit.assembly import assemble, truncation
 from ctxkit.counting import measure
 from ctxkit.history import convert
 from ctxkit.loading.config import Options
@@ -81,7 +81,7 @@ def test_the_driver_owns_one_state_and_hands_it_to_every_call(monkeypatch: pytes
 
 
 def _truncations(path: Path, options: Options) -> int:
-    """Every call's truncation by the state against the walk of `assemble.truncate`, for rooms
+    """Every call's truncation by the state against the walk of `truncation.truncate`, for rooms
     and last-n cuts around the call's own."""
     compared = 0
 
@@ -95,7 +95,7 @@ def _truncations(path: Path, options: Options) -> int:
         for first in sorted({0, 1, fresh.units // 2, fresh.units - 1}):
             for room in sorted({0, 1, 40, total // 3, total // 2, total - 1, total, total + 5, a.history_budget}):
                 got = shared.state.truncate(shared, first, max(room, 0), a.meter)
-                assert got == assemble.truncate(fresh, first, max(room, 0), a.meter), (index, first, room)
+                assert got == truncation.truncate(fresh, first, max(room, 0), a.meter), (index, first, room)
                 compared += 1
 
     driver.replay(load_fixture(str(path)), options, on_call=check)

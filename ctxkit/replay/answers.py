@@ -2,7 +2,7 @@
 
 Input: the window's working messages as `replay.state.State` appends them (and cuts them back).
 Output: `Announcements.orphans(a, b, ...)`: the tool results of the run `works[a:b]` whose call no
-message of the run (nor one before it) announces — what `assemble.drop_orphans` finds walking the
+message of the run (nor one before it) announces — what `truncation.drop_orphans` finds walking the
 run, from positions recorded once per message instead of a walk per call.
 
 A result at `n` is answered within a run starting at `a` exactly when the latest announcement of

@@ -27,11 +27,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from operator import attrgetter, is_, itemgetter
 
-from ctxkit.assembly.assemble import Answered, Fixed, Truncation, fixed_parts, kept_fate, today
-from ctxkit.assembly.assemble import drop_orphans as drop_orphans_afresh
-from ctxkit.assembly.assemble import truncate as truncate_afresh
+from ctxkit.assembly.assemble import Fixed, fixed_parts, today
 from ctxkit.assembly.fates import Fated
 from ctxkit.assembly.system import turn_state
+from ctxkit.assembly.truncation import Answered, Truncation, kept_fate
+from ctxkit.assembly.truncation import drop_orphans as drop_orphans_afresh
+from ctxkit.assembly.truncation import truncate as truncate_afresh
 from ctxkit.counting.measure import Counts, Meter, meter_for
 from ctxkit.history import convert, tree
 from ctxkit.history.working import Record, Working
@@ -176,7 +177,7 @@ class State:
         return found[1]
 
     def truncate(self, converted: convert.Converted, first: int, room: int, meter: Meter) -> Truncation:
-        """R-ASM-4 as `assemble.truncate` walks it, from running sums: the longest run of newest
+        """R-ASM-4 as `truncation.truncate` walks it, from running sums: the longest run of newest
         messages that fits is found by bisection (costs are never negative, so the first misfit
         walking back is where the running sum first exceeds the room)."""
         if not isinstance(converted, _Converted) or converted.state is not self or not converted.synced():
@@ -218,7 +219,7 @@ class State:
         return out
 
     def drop_orphans(self, kept: list[Working], in_turn: list[Working]) -> Answered:
-        """R-ASM-8 as `assemble.drop_orphans` walks it: the longest run of the window's messages in
+        """R-ASM-8 as `truncation.drop_orphans` walks it: the longest run of the window's messages in
         `kept` (the kept history) loses the results `Announcements` finds unannounced in it, from
         positions recorded once; what comes before and after the run is walked as before."""
         runs = [r for r in self._runs(kept, self.works) if r[1] >= 0]
