@@ -43,21 +43,10 @@ def forgotten_files(
     the last count is a lower bound; the list is rebuilt and re-counted only when even
     that bound fits (one count per fit attempt, not one per evicted file).
     """
-    files = {f.id: f for f in eff.fixture.files}
-    order = {fid: n for n, fid in enumerate(converted.files_in_order)}
-    carried = Counter(w.file_id for w in kept if w.file_id)
-    known = set(dropped_files)  # the files of file messages left out (R-FILE-1)
+    forgotten = _Forgotten(eff, converted, kept, dropped_files)
+    carried, known, entries = forgotten.carried, forgotten.known, forgotten.entries
     kept_cost = sum(meter.of(w) for w in kept)
     start = 0
-
-    def entries() -> list[tuple[FileRecord, bool]]:
-        listed = {fid for fid in known if not carried[fid]}
-        found = [(files[fid], True) for fid in listed]
-        found += [(files[fid], False) for fid in converted.summarized_files if not carried[fid] and fid not in listed]
-        found = [(f, k) for f, k in found if f.kind is not FileKind.IMAGE]
-        found.sort(key=lambda e: order.get(e[0].id, len(order)))
-        return found
-
     found = entries()
     if not found:
         return Eviction(kept=kept, evicted=[], listing=None, found=[], left_out=0)
@@ -83,6 +72,28 @@ def forgotten_files(
             stale = True
     listing = Working("forgotten_files", Kind.USER, text, cost, origin=Origin.FORGOTTEN_FILES)
     return Eviction(kept=kept[start:], evicted=kept[:start], listing=listing, found=found, left_out=0)
+
+
+class _Forgotten:
+    """The files no kept message carries (R-FILE-1), as eviction goes: `carried` counts the kept
+    file messages of each file, `known` holds the files of the ones left out."""
+
+    def __init__(self, eff: Effective, converted: conv.Converted, kept: list[Working], dropped: set[str]) -> None:
+        self.files = {f.id: f for f in eff.fixture.files}
+        self.order = {fid: n for n, fid in enumerate(converted.files_in_order)}
+        self.summarized = converted.summarized_files
+        self.carried = Counter(w.file_id for w in kept if w.file_id)
+        self.known = set(dropped)  # the files of file messages left out
+
+    def entries(self) -> list[tuple[FileRecord, bool]]:
+        """The read_file list's entries in order of first appearance: (file, size known)."""
+        files, carried, order = self.files, self.carried, self.order
+        listed = {fid for fid in self.known if not carried[fid]}
+        found = [(files[fid], True) for fid in listed]
+        found += [(files[fid], False) for fid in self.summarized if not carried[fid] and fid not in listed]
+        found = [(f, k) for f, k in found if f.kind is not FileKind.IMAGE]
+        found.sort(key=lambda e: order.get(e[0].id, len(order)))
+        return found
 
 
 def partial_list(
