@@ -9,7 +9,7 @@ fates are worked out when a report asks (see `fates`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
@@ -116,8 +116,8 @@ class Incremental(Protocol):
         """`drop_orphans(kept, in_turn)`."""
         ...
 
-    def kept_fates(self, kept: list[Working]) -> Iterable[tuple[str, Fated]]:
-        """`((w.key, kept_fate(w)) for w in kept)`."""
+    def kept_fates(self, kept: list[Working]) -> dict[str, Fated]:
+        """`{w.key: kept_fate(w) for w in kept}`: a new dict, the caller's to change."""
         ...
 
 
@@ -164,7 +164,7 @@ class Afresh:
     def drop_orphans(self, kept: list[Working], in_turn: list[Working]) -> Answered:
         return drop_orphans(kept, in_turn)
 
-    def kept_fates(self, kept: list[Working]) -> Iterable[tuple[str, Fated]]:
+    def kept_fates(self, kept: list[Working]) -> dict[str, Fated]:
         return kept_fates(kept)
 
 
@@ -191,10 +191,10 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
     answered = steps.drop_orphans(eviction.kept, tail[1:])
     kept = steps.cacheable(answered.kept)
     older = Older(converted, cut=first, end=cut.end)
-    decided: dict[str, Fated] = {}  # the units left out whole are recorded as two runs (`Fates`)
-    fate_all(decided, cut.head, Fate.TRUNCATED, "R-ASM-4")
-    fate_all(decided, eviction.evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
-    decided.update(_answer_fates(answered.orphans, steps.kept_fates(kept), last_user, answered.in_turn))
+    decided = _decided(cut.head, eviction.evicted, answered.orphans, steps.kept_fates(kept))
+    decided[last_user.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, last_user.notes)
+    for w in answered.in_turn:
+        decided[w.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.IN_TURN, w.notes)
     segments = _segments(fixed, kept, eviction.listing, last_user, answered.in_turn)
     return Assembly(
         eff=eff,
@@ -291,20 +291,21 @@ def history_budget(eff: Effective, meter: Meter, fixed: Fixed, available: int) -
     return available - need
 
 
-def _answer_fates(
-    orphans: list[Working],
-    kept: Iterable[tuple[str, Fated]],
-    last_user: Working,
-    in_turn: list[Working],
+def _decided(
+    head: list[Working], evicted: list[Working], orphans: list[Working], kept: dict[str, Fated]
 ) -> dict[str, Fated]:
-    """The fates of what reaches the context (R-ASM-3/4, R-CONV-3) and of the orphans (R-ASM-8);
-    `kept`: the kept history's, by key."""
-    fates = {w.key: Fated(Fate.ORPHAN, "R-ASM-8", None, w.notes) for w in orphans}
-    fates.update(kept)
-    fates[last_user.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, last_user.notes)
-    for w in in_turn:
-        fates[w.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.IN_TURN, w.notes)
-    return fates
+    """The fates decided one by one, in history order (the units left out whole are recorded as
+    two runs, see `Fates`): the start of the unit where truncation stopped (R-ASM-4), the
+    evictions (R-FILE-3), the orphan results (R-ASM-8), then the kept history (`kept`, a dict
+    this takes over: most calls leave nothing out one by one)."""
+    if not head and not evicted and not orphans:
+        return kept
+    decided: dict[str, Fated] = {}
+    fate_all(decided, head, Fate.TRUNCATED, "R-ASM-4")
+    fate_all(decided, evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
+    decided.update({w.key: Fated(Fate.ORPHAN, "R-ASM-8", None, w.notes) for w in orphans})
+    decided.update(kept)
+    return decided
 
 
 def _generated(origin: Origin, kind: Kind, text: str | None, meter: Meter, cacheable: bool = False) -> Working | None:

@@ -9,7 +9,7 @@ orphan results), and the kept messages' fates.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ctxkit.assembly.fates import Fated
@@ -134,7 +134,7 @@ def truncate(converted: conv.Converted, first: int, room: int, meter: Meter) -> 
     return Truncation(kept=kept, head=[], end=first)
 
 
-def kept_fates(kept: list[Working]) -> Iterable[tuple[str, Fated]]:
-    """`(w.key, kept_fate(w))` for each kept message, one shared `Fated` per distinct notes."""
+def kept_fates(kept: list[Working]) -> dict[str, Fated]:
+    """`{w.key: kept_fate(w) for w in kept}`, one shared `Fated` per distinct notes."""
     history = {p: _SameFate(*_KEPT_AS[p]) for p in (False, True)}
-    return ((w.key, history[w.placeholder][w.notes]) for w in kept)
+    return {w.key: history[w.placeholder][w.notes] for w in kept}

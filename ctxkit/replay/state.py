@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import chain
+from collections.abc import Iterator, Sequence
 from operator import attrgetter, is_, itemgetter
 
 from ctxkit.assembly.assemble import Fixed, fixed_parts, today
@@ -74,6 +73,7 @@ class State:
         self.sums = array("q", [0])  # sums[n]: the cost of works[:n] (computed as far as truncation asked)
         self.answers = Announcements()  # the window's tool calls and results by position (R-ASM-8)
         self.fated: list[Fated] = []  # each window message's fate when kept (`kept_fate`)
+        self._fates: tuple[int, int, dict[str, Fated]] | None = None  # the last kept run's fates by key
 
     # --- Incremental ----------------------------------------------------------------------
 
@@ -243,16 +243,37 @@ class State:
         orphans = head.orphans + [works[n] for n in lost] + rest.orphans
         return Answered(kept=run + rest.kept, in_turn=rest.in_turn, orphans=orphans)
 
-    def kept_fates(self, kept: list[Working]) -> Iterable[tuple[str, Fated]]:
-        """Each kept message's fate (R-ASM-4, R-CONV-3), made once with the window: a run of the
-        window's copies is a slice of their fates."""
-        parts: list[Iterable[tuple[str, Fated]]] = []
-        for i, n, k in self._runs(kept, self.copies):
+    def kept_fates(self, kept: list[Working]) -> dict[str, Fated]:
+        """Each kept message's fate (R-ASM-4, R-CONV-3), made once with the window. A kept history
+        that is one run of the window's copies (most calls) starts from the last call's run:
+        its record copied, the messages the window left at its old end taken out, the new ones
+        added at its end (the order stays the window's)."""
+        runs = list(self._runs(kept, self.copies))
+        if len(runs) == 1 and runs[0][1] >= 0:
+            _, a, k = runs[0]
+            return self._run_fates(a, a + k).copy()
+        found: dict[str, Fated] = {}
+        for i, n, k in runs:
             if n < 0:
-                parts.append(((kept[i].key, kept_fate(kept[i])),))
+                found[kept[i].key] = kept_fate(kept[i])
             else:
-                parts.append(zip(map(_KEY, self.works[n : n + k]), self.fated[n : n + k], strict=True))
-        return chain.from_iterable(parts)
+                found.update(zip(map(_KEY, self.works[n : n + k]), self.fated[n : n + k], strict=True))
+        return found
+
+    def _run_fates(self, a: int, b: int) -> dict[str, Fated]:
+        """The fates of `works[a:b]` by key, updated from the last run asked for (the state's own)."""
+        works, last = self.works, self._fates
+        if last is None or not last[0] <= a <= last[1]:  # nothing to start from in order
+            found = dict(zip(map(_KEY, works[a:b]), self.fated[a:b], strict=True))
+        else:
+            la, lb, found = last
+            for w in works[la : min(a, lb)]:
+                del found[w.key]
+            for w in works[b:lb]:
+                del found[w.key]
+            found.update(zip(map(_KEY, works[lb:b]), self.fated[lb:b], strict=True))
+        self._fates = (a, b, found)
+        return found
 
     def _runs(self, ws: list[Working], ref: list[Working]) -> Iterator[tuple[int, int, int]]:
         """`ws` in pieces `(i, n, k)`: `ws[i : i + k]` is `ref[n : n + k]` (`ref` aligned with the
@@ -330,6 +351,8 @@ class State:
     def _cut(self, end: int) -> None:
         """The window's working messages from `end` on forgotten."""
         self.answers.cut(end, self.works[end:])
+        if self._fates is not None and self._fates[1] > end:
+            self._fates = None
         for w in self.works[end:]:
             del self.at[w.key]
         del self.fated[end:]
