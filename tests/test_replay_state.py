@@ -22,7 +22,7 @@ from ctxkit.counting import measure
 from ctxkit.history import convert
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
-from ctxkit.replay import driver, state
+from ctxkit.replay import driver, state, window
 
 from .conftest import FIXTURES
 from .helpers import bench_history
@@ -89,7 +89,7 @@ def _truncations(path: Path, options: Options) -> int:
         nonlocal compared
         a = result.assembly
         shared = a.converted
-        assert isinstance(shared, state._Converted)
+        assert isinstance(shared, window.WindowConversion)
         fresh = convert.convert(a.branch, call.fixture, a.eff.templates)
         total = sum(a.meter.of(w) for w in fresh.history)
         for first in sorted({0, 1, fresh.units // 2, fresh.units - 1}):

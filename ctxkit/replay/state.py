@@ -39,6 +39,7 @@ from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
 from ctxkit.loading.templates import Templates
 from ctxkit.replay.answers import Announcements
+from ctxkit.replay.window import WindowConversion
 from ctxkit.translate.items import ItemMemo
 from ctxkit.translate.memo import TranslationMemo
 
@@ -141,7 +142,7 @@ class State:
             self._basis, self._done, self._copies = basis, {}, {}
             self.files = {f.id: f for f in fixture.files}
             self._reset_window()
-        return _Converted(branch, fixture, eff.templates, self)
+        return WindowConversion(branch, fixture, eff.templates, self)
 
     def fixed_parts(self, eff: Effective, meter: Meter, record: Record) -> Fixed:
         """R-ASM-2's fixed parts, made again only when what they are made from changes: the date
@@ -180,7 +181,7 @@ class State:
         """R-ASM-4 as `truncation.truncate` walks it, from running sums: the longest run of newest
         messages that fits is found by bisection (costs are never negative, so the first misfit
         walking back is where the running sum first exceeds the room)."""
-        if not isinstance(converted, _Converted) or converted.state is not self or not converted.synced():
+        if not isinstance(converted, WindowConversion) or converted.state is not self or not converted.synced():
             return truncate_afresh(converted, first, room, meter)
         last = converted.units - 1  # the last user message's files: a few, walked
         if first >= last:
@@ -313,7 +314,7 @@ class State:
         self._done[m.id] = (m, produced)
         return produced
 
-    def sync(self, path: Sequence[StoredMessage], upto: int, converted: _Converted) -> None:
+    def sync(self, path: Sequence[StoredMessage], upto: int, converted: WindowConversion) -> None:
         """Make the window's arrays run over `path[:upto]`: keep what the last calls' path shares
         with it (root paths that share a message share everything above it), convert the rest."""
         mine = self.path
@@ -365,52 +366,3 @@ class State:
         for n in range(len(sums) - 1, stop):
             sums.append(sums[-1] + meter.of(works[n]))
         return sums
-
-
-class _Converted(convert.Converted):
-    """`Converted` over the state's shared conversions and window (the same values)."""
-
-    def __init__(self, branch: tree.Branch, fixture: Fixture, templates: Templates, state: State) -> None:
-        self.state = state
-        super().__init__(branch, fixture, templates)
-        self.base = len(branch.summarized)  # the index of stored[0] on the root path
-        self.head_units = self.units - 1 - len(self.stored)  # 1 when a summary applies
-        state.sync(branch.path, self.base + len(self.stored), self)
-
-    def _file_index(self, fixture: Fixture) -> dict[str, FileRecord]:
-        return self.state.files  # made when the files changed (`State.converted`)
-
-    def of(self, m: StoredMessage) -> tuple[Working, ...]:
-        return self.state.message(m, self._files, self._fixture, self._templates)
-
-    _of = of
-
-    def synced(self) -> bool:
-        """Whether the state's window still runs over this call's stored messages (a later call
-        may have moved it)."""
-        path, end = self.state.path, self.base + len(self.stored)
-        return len(path) >= end and (not self.stored or path[end - 1] is self.stored[-1])
-
-    def unit_of(self, message_id: str) -> int | None:
-        s = self._branch.summary
-        if s is not None and message_id == s.id:
-            return 0
-        if not self.synced():
-            return super().unit_of(message_id)
-        i = self.state.position.get(message_id)  # the path may run past this call's stored messages
-        return self.head_units + i - self.base if i is not None and 0 <= i - self.base < len(self.stored) else None
-
-    def _count_stored(self, first: int, last: int) -> int:
-        if not self.synced():
-            return super()._count_stored(first, last)
-        return self.state.ends[self.base + last] - self.state.ends[self.base + first]
-
-    @property
-    def history(self) -> tuple[Working, ...]:
-        if self._history is None:
-            if not self.synced():
-                return super().history
-            ends, base = self.state.ends, self.base
-            older = self.state.works[ends[base] : ends[base + len(self.stored)]]
-            self._history = (*self._head, *older, *self.pinned)
-        return self._history

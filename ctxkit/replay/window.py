@@ -1,0 +1,68 @@
+"""A replayed call's converted branch over the replay state's window (R-RPL-9).
+
+Input: the call's branch and the replay's `State`. Output: `WindowConversion`, a
+`convert.Converted` that gives the same values from the state's shared conversions and window
+arrays (each stored message converted once per replay; counts and positions read off the
+window) as long as the window still runs over the call's stored messages.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ctxkit.history import convert, tree
+from ctxkit.history.working import Working
+from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
+from ctxkit.loading.templates import Templates
+
+if TYPE_CHECKING:
+    from ctxkit.replay.state import State
+
+
+class WindowConversion(convert.Converted):
+    """`Converted` over the state's shared conversions and window (the same values)."""
+
+    def __init__(self, branch: tree.Branch, fixture: Fixture, templates: Templates, state: State) -> None:
+        self.state = state
+        super().__init__(branch, fixture, templates)
+        self.base = len(branch.summarized)  # the index of stored[0] on the root path
+        self.head_units = self.units - 1 - len(self.stored)  # 1 when a summary applies
+        state.sync(branch.path, self.base + len(self.stored), self)
+
+    def _file_index(self, fixture: Fixture) -> dict[str, FileRecord]:
+        return self.state.files  # made when the files changed (`State.converted`)
+
+    def of(self, m: StoredMessage) -> tuple[Working, ...]:
+        return self.state.message(m, self._files, self._fixture, self._templates)
+
+    _of = of
+
+    def synced(self) -> bool:
+        """Whether the state's window still runs over this call's stored messages (a later call
+        may have moved it)."""
+        path, end = self.state.path, self.base + len(self.stored)
+        return len(path) >= end and (not self.stored or path[end - 1] is self.stored[-1])
+
+    def unit_of(self, message_id: str) -> int | None:
+        s = self._branch.summary
+        if s is not None and message_id == s.id:
+            return 0
+        if not self.synced():
+            return super().unit_of(message_id)
+        i = self.state.position.get(message_id)  # the path may run past this call's stored messages
+        return self.head_units + i - self.base if i is not None and 0 <= i - self.base < len(self.stored) else None
+
+    def _count_stored(self, first: int, last: int) -> int:
+        if not self.synced():
+            return super()._count_stored(first, last)
+        return self.state.ends[self.base + last] - self.state.ends[self.base + first]
+
+    @property
+    def history(self) -> tuple[Working, ...]:
+        if self._history is None:
+            if not self.synced():
+                return super().history
+            ends, base = self.state.ends, self.base
+            older = self.state.works[ends[base] : ends[base + len(self.stored)]]
+            self._history = (*self._head, *older, *self.pinned)
+        return self._history
