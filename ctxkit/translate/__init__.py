@@ -112,7 +112,7 @@ def translator(provider: str) -> Translator:
     return fn
 
 
-def cache_parameters(request: TranslationInput) -> dict[str, Any]:
+def cache_parameters(request: TranslationInput, mode: Mode | None = None) -> dict[str, Any]:
     """OpenAI's request-level cache parameters from `settings.cache` (R-RPL-5): `prompt_cache_key`;
     before GPT-5.6 `prompt_cache_retention`; from GPT-5.6 on, where the seed's policy caches
     (`settings.prompt_cache`, not for a request as logged), `prompt_cache_options` in implicit mode
@@ -121,7 +121,7 @@ def cache_parameters(request: TranslationInput) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if cache.key is not None:
         out["prompt_cache_key"] = cache.key
-    if Mode(row(request.provider, request.model)["rules"]["mode"]) is Mode.BREAKPOINTS:
+    if (mode if mode is not None else Mode(row(request.provider, request.model)["rules"]["mode"])) is Mode.BREAKPOINTS:
         if request.settings.prompt_cache and not request.settings.as_logged:
             out["prompt_cache_options"] = {"mode": "implicit", **({"ttl": cache.ttl} if cache.ttl else {})}
     elif cache.retention is not None:
@@ -129,11 +129,25 @@ def cache_parameters(request: TranslationInput) -> dict[str, Any]:
     return out
 
 
+def _context(request: TranslationInput) -> tuple[Translator, Mode | None]:
+    """The request's translator and, for the `openai` format, its model's cache mode (the cache
+    rules' table); a replay's memo keeps them while its provider and model stay (R-RPL-9)."""
+    memo = request.memo
+    found: tuple[Translator, Mode | None] | None = memo.per_context.get("translator") if memo is not None else None
+    if found is None:
+        openai = providers.wire_format(request.provider) == "openai"
+        mode = Mode(row(request.provider, request.model)["rules"]["mode"]) if openai else None
+        found = translator(request.provider), mode
+        if memo is not None:
+            memo.per_context["translator"] = found
+    return found
+
+
 def translate(request: TranslationInput) -> Payload:
-    prepared = prepare(request)
-    out = translator(request.provider)(request, prepared)
-    openai = providers.wire_format(request.provider) == "openai"
-    head = {**out.head, **cache_parameters(request)} if openai else out.head
+    prepared = prepare(request)  # first: a replay's memo begins the request there
+    translate_with, mode = _context(request)
+    out = translate_with(request, prepared)
+    head = {**out.head, **cache_parameters(request, mode)} if mode is not None else out.head
     if request.settings.request_fields:  # R-FIX-7: after the fields translation built, as written
         head = {**head, **request.settings.request_field_values()}
     if out.messages is None:  # the translator gave the whole body

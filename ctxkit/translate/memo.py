@@ -86,6 +86,7 @@ class TranslationMemo:
         self.entered: list[Working] = []  # the messages at the `fresh` positions
         self.left: list[Working] = []  # the last window's messages in no run of this one
         self.format: Any = None  # a translator's own state across requests (Anthropic's turns)
+        self.per_context: dict[str, Any] = {}  # what holds while the context does (the translator)
         self.imaged: list[int] = []
         self.results: list[int] = []
         self.runs: list[tuple[int, int, int]] = []
@@ -99,7 +100,7 @@ class TranslationMemo:
             self._context = context
             self._entries, self.window, self.wires, self.sent, self.names = {}, [], [], [], {}
             self.imaged, self.results, self._cacheable, self._calls = [], [], [], {}
-            self.repeated, self.format = 0, None
+            self.repeated, self.format, self.per_context = 0, None, {}
         old = self.window
         self._size = len(messages)
         self.runs = _runs(messages, old)

@@ -151,9 +151,7 @@ def _sent(
         return Sent(d["role"], [d], None)
     fragment: _Fragment | None = entry.fragment
     if fragment is None:
-        d = make(m)
-        known = items.known(d["role"], d, a.meter, rules)
-        fragment = entry.fragment = _Fragment(d, known, items.frame(rules, d["role"], [d], a.meter, {}))
+        fragment = entry.fragment = _made(a, rules, make(m))
     if not fragment.tool:
         return fragment.sent
     call_id = str(m.tool_call_id)  # as the body is read
@@ -166,3 +164,24 @@ def _sent(
         frame = items.frame(rules, "tool", sent.parts, a.meter, {call_id: name})
         found = fragment.named[name] = Sent(sent.role, sent.parts, None, sent.known, frame)
     return found
+
+
+def _made(a: TranslationInput, rules: WireRules, d: dict[str, Any]) -> _Fragment:
+    """A payload dict's fragment: keyed and counted once per content while the memo's context
+    holds (an in-flight message or a reminder rebuilt for each call comes back alike), the
+    contents kept about a window's worth."""
+    assert a.memo is not None
+    key = tuple(d.items()) if _FLAT.issuperset(map(type, d.values())) else None
+    seen: dict[tuple[Any, ...], _Fragment] = a.memo.per_context.setdefault("fragments", {})
+    found = seen.get(key) if key is not None else None
+    if found is None:
+        known = items.known(d["role"], d, a.meter, rules)
+        found = _Fragment(d, known, items.frame(rules, d["role"], [d], a.meter, {}))
+        if key is not None:
+            if len(seen) > 2 * len(a.memo.window) + 256:
+                seen.clear()
+            seen[key] = found
+    return found
+
+
+_FLAT = frozenset({str, type(None)})  # a payload dict of these values is its own key
