@@ -129,8 +129,8 @@ def summary(r: R, d: dict[str, Any]) -> list[str]:
             "≤ 3×",
             verdict(ratio, 3)
             if ratio is None or ratio <= 3
-            else f"**missed** ({ratio:.0f}× against 3×): a call still builds the prompt items of every message "
-            "its sliding window moved, and copies its branch path (see Replay)",
+            else f"**missed** ({ratio:.0f}× against 3×): each call still assembles, translates and compares "
+            "its window's changed ends in Python, about 1 ms a call against the 0.2 ms the goal leaves (see Replay)",
         ]
     )
     wide = r.get(f"replay history-2000 at {WIDE_WINDOW:,}")
