@@ -22,7 +22,8 @@ from ctxkit import providers
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
-from ctxkit.translate.memo import _runs
+from ctxkit.translate.itemmemo import runs
+from ctxkit.translate.memo import _common
 
 from .helpers import replay_against_fresh, tool_calls
 
@@ -80,13 +81,18 @@ def test_r_rpl_9_carried_translation_equals_a_fresh_one(
 
 
 def test_r_rpl_9_runs_are_the_same_objects_in_order() -> None:
-    """The runs the memo carries: a window that slid, grew, lost a message in the middle and
-    got fresh ones at both ends; a message far past the last run is made afresh."""
+    """The runs the memo carries (`itemmemo.runs`, extended while the messages are equal:
+    `memo._common`): a window that slid, grew, lost a message in the middle and got fresh ones at
+    both ends; a message far past the last run is made afresh."""
+
+    def memo_runs(new: list[object], old: list[object]) -> list[tuple[int, int, int]]:
+        return runs(new, old, _common)  # type: ignore[arg-type]
+
     old = [object() for _ in range(10)]
     new = [object(), *old[2:5], *old[6:9], object(), object()]
-    assert _runs(new, old) == [(1, 2, 3), (4, 6, 3)]  # type: ignore[arg-type]
-    assert _runs(old, old) == [(0, 0, 10)]  # type: ignore[arg-type]
-    assert _runs([], old) == [] and _runs(old, []) == []  # type: ignore[arg-type]
+    assert memo_runs(new, old) == [(1, 2, 3), (4, 6, 3)]
+    assert memo_runs(old, old) == [(0, 0, 10)]
+    assert memo_runs([], old) == [] and memo_runs(old, []) == []
     far = [object() for _ in range(300)]
-    assert _runs(far[100:], far) == [(0, 100, 200)]  # type: ignore[arg-type]
-    assert _runs(far[280:], far) == []  # type: ignore[arg-type]
+    assert memo_runs(far[100:], far) == [(0, 100, 200)]
+    assert memo_runs(far[280:], far) == []

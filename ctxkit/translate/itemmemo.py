@@ -9,10 +9,10 @@ keeps its item objects and a run of them is one slice of the last request's item
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress, count, islice, repeat
 from operator import attrgetter, is_, is_not, ne
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ctxkit.counting.wire import WireRules
 from ctxkit.translate import reading
@@ -28,6 +28,9 @@ Run = tuple[int, int, int]  # (start now, start in the last sequence, length)
 
 _PARTS, _SIGN = attrgetter("parts"), attrgetter("frame", "role")
 REACH = 128  # how far past the last run a run's first object is looked for
+T = TypeVar("T")
+# how far a run that starts at new[i] = old[j] goes on (at least 1, at most the last argument)
+Extend = Callable[[Sequence[T], int, Sequence[T], int, int], int]
 
 
 class ItemMemo:
@@ -120,11 +123,12 @@ class ItemMemo:
         return len(self._known)
 
 
-def runs(new: Sequence[object], old: Sequence[object]) -> list[Run]:
-    """The runs of `new` that are runs of `old` (the very objects), in order of both. A run starts
-    at the same object, looked for a little way past the last run (a window slides at its old end
-    and grows at its new end), and goes on while the objects are the same; an object not found
-    there is in no run."""
+def runs(new: Sequence[T], old: Sequence[T], extend: Extend[T] | None = None) -> list[Run]:
+    """The runs of `new` that are runs of `old`, in order of both. A run starts at the very same
+    object, looked for a little way past the last run (a window slides at its old end and grows at
+    its new end), and goes on while `extend` says (by default: while the objects are the same);
+    an object not found there is in no run."""
+    grow = extend or _same
     out: list[Run] = []
     i, j, n, m = 0, 0, len(new), len(old)
     while i < n:
@@ -132,11 +136,15 @@ def runs(new: Sequence[object], old: Sequence[object]) -> list[Run]:
         if found < 0:
             i += 1
             continue
-        most = min(n - i, m - found)
-        length = next(compress(count(), map(is_not, islice(new, i, i + most), islice(old, found, None))), most)
+        length = grow(new, i, old, found, min(n - i, m - found))
         out.append((i, found, length))
         i, j = i + length, found + length
     return out
+
+
+def _same(new: Sequence[T], i: int, old: Sequence[T], j: int, most: int) -> int:
+    """How many objects from new[i] are the very objects from old[j] (at most `most`)."""
+    return next(compress(count(), map(is_not, islice(new, i, i + most), islice(old, j, None))), most)
 
 
 def _in_place(new: Sequence[Sent], old: Sequence[Sent]) -> list[Run]:

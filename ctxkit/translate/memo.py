@@ -21,12 +21,11 @@ request is translated afresh (and gives the same payload and items).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable
-from itertools import compress, count, islice, repeat
-from operator import is_
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from ctxkit.history.working import Working
+from ctxkit.translate.itemmemo import runs
 
 T = TypeVar("T")
 
@@ -103,7 +102,9 @@ class TranslationMemo:
             self.repeated, self.format, self.per_context = 0, None, {}
         old = self.window
         self._size = len(messages)
-        self.runs = _runs(messages, old)
+        # a run extends while the messages are equal (one rebuilt per request, such as an
+        # in-flight one, is equal without being the same object; a message not found is made afresh)
+        self.runs = runs(messages, old, _common)
         self.fresh = self._uncarried()
         self.left = left = self._left(old)
         self.entered = [messages[p] for p in self.fresh]
@@ -229,28 +230,7 @@ class TranslationMemo:
                 self._entries.pop(w.key, None)
 
 
-def _runs(new: list[Working], old: list[Working]) -> list[tuple[int, int, int]]:
-    """The runs of `new` that are runs of `old`, as (start in new, start in old, length), in
-    order of both. A run starts at the same object, searched for a little way past the last run
-    (the window slides at its old end and grows at its new end; a message not found there is
-    made afresh, which gives the same result), and extends while the messages are equal."""
-    runs: list[tuple[int, int, int]] = []
-    i, j, n, m = 0, 0, len(new), len(old)
-    while i < n:
-        found = next(compress(count(j), map(is_, repeat(new[i]), islice(old, j, j + _REACH))), -1)
-        if found < 0:
-            i += 1
-            continue
-        length = _common(new, i, old, found, min(n - i, m - found))
-        runs.append((i, found, length))
-        i, j = i + length, found + length
-    return runs
-
-
-_REACH = 128  # how far past the last run a run's first message is looked for
-
-
-def _common(new: list[Working], i: int, old: list[Working], j: int, most: int) -> int:
+def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most: int) -> int:
     """How many messages from new[i] equal those from old[j] (at least 1, at most `most`):
     list comparisons, by identity first."""
     if new[i : i + most] == old[j : j + most]:
