@@ -80,3 +80,19 @@ def test_r_rpl_9_runs_follow_the_parts_lists_their_framing_and_role() -> None:
     assert _runs(old, old) == [(0, 0, 4)]
     # a run framed otherwise in its middle goes on after it
     assert _runs([old[0], _sent(b, 7), old[2], old[3]], old) == [(0, 0, 1), (2, 2, 2)]
+
+
+def test_r_rpl_9_moved_runs_take_the_very_messages_then_their_parts_lists() -> None:
+    """Between the runs in place, the very messages of the last request are found first, then
+    (between those) the messages that hold a moved message's parts list with its framing and role."""
+    from ctxkit.translate.itemmemo import ItemMemo
+
+    a, b, c, d = ([{"n": n}] for n in range(4))
+    old = [_sent(a, 1), _sent(b, 2), _sent(c, 3), _sent(d, 4)]
+    fresh = _sent([{"n": 5}], 5)
+    # slid by one: b and d are the very objects, c made again from its parts list, then a new one
+    new = [old[1], _sent(c, 3, origin=1), old[3], fresh]
+    assert ItemMemo()._moved(new, 0, 4, old, 0, 4) == [(0, 1, 1), (1, 2, 1), (2, 3, 1)]
+    assert ItemMemo()._moved(new, 1, 3, old, 2, 4) == [(1, 2, 1), (2, 3, 1)]
+    # c framed otherwise: not its items; the new message is in no run
+    assert ItemMemo()._moved([old[1], _sent(c, 9), fresh], 0, 3, old, 0, 4) == [(0, 1, 1)]

@@ -48,7 +48,6 @@ class ItemMemo:
         self._known: dict[tuple[Any, ...], tuple[str, int]] = {}
         # the last request's context, payload messages (as translation emitted them) and items
         self._last: tuple[tuple[object, ...], Sequence[Sent], list[Item], bool] | None = None
-        self._shaped: tuple[Sequence[Sent], _Shape] | None = None  # one request's messages, shaped whole
 
     def carried(
         self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, lead: list[Item]
@@ -74,9 +73,8 @@ class ItemMemo:
         out: list[Run] = []
         now = then = 0
         for i, j, k in [*_in_place(messages, before), (len(messages), len(before), 0)]:
-            if now < i and then < j:  # messages between the runs on both sides: moved ones, by their parts
-                moved = _framed_alike(self._shape(messages, now, i), self._shape(before, then, j))
-                out += [(a + now, b + then, length) for a, b, length in moved]
+            if now < i and then < j:  # messages between the runs on both sides: moved ones
+                out += self._moved(messages, now, i, before, then, j)
             if k:
                 out.append((i, j, k))
             now, then = i + k, j + k
@@ -89,16 +87,23 @@ class ItemMemo:
         message), for the next `carried`."""
         self._last = ((payload.provider, payload.model, meter.tokenizer), messages, out, single)
 
-    def _shape(self, messages: Sequence[Sent], lo: int, hi: int) -> _Shape:
-        """Messages `lo` to `hi` as `_framed_alike` compares them; when they are most of the
-        request, the whole request is shaped once and kept (the next request compares with it)."""
-        shaped = self._shaped
-        if shaped is None or shaped[0] is not messages:
-            if 2 * (hi - lo) <= len(messages):
-                return _shape(messages[lo:hi])
-            shaped = self._shaped = messages, _shape(messages)
-        whole = shaped[1]
-        return _Shape(whole.parts[lo:hi], whole.signs[lo:hi])
+    def _moved(
+        self, messages: Sequence[Sent], now: int, i: int, before: Sequence[Sent], then: int, j: int
+    ) -> list[Run]:
+        """The runs of `messages[now:i]` whose items are those of `before[then:j]`: the very
+        messages first (translation keeps a moved message's object while it can; found in C),
+        then, between those on both sides, by their parts lists, framing and role."""
+        out: list[Run] = []
+        a, b = now, then
+        for c, d, k in [*runs(messages[now:i], before[then:j]), (i - now, j - then, 0)]:
+            c, d = c + now, d + then
+            if a < c and b < d:
+                alike = _framed_alike(_shape(messages[a:c]), _shape(before[b:d]))
+                out += [(x + a, y + b, length) for x, y, length in alike]
+            if k:
+                out.append((c, d, k))
+            a, b = c + k, d + k
+        return out
 
     def lookup(self, role: str, part: Any, meter: ItemMeter, rules: WireRules | None = None) -> tuple[str, int] | None:
         """(key, tokens of the texts) of an item the memo can hold, or None for any other item."""
