@@ -58,6 +58,7 @@ class Sides:
         self._ids: dict[tuple[Any, ...], int] = {}
         self._texts: dict[str, str] = {}
         self._last: tuple[_Placed, array[int]] = (_Placed((), [], []), array("i"))  # the last view numbered
+        self._whole_last: tuple[MappedCall | None, array[int]] = (None, array("i"))  # the last plain view, whole
 
     def text(self, text: str | None) -> str | None:
         """One string object for equal texts (the system prompt, equal on most calls)."""
@@ -65,9 +66,14 @@ class Sides:
 
     def numbers(self, view: MappedCall, start: int) -> array[int]:
         """The numbers of the view's items from `start` on. A run of the items the last view
-        numbered (the very objects), on the same working messages in the same segments, takes
-        that view's numbers as one slice; the others' sides are built and looked up in C, and
-        only a side not seen before is numbered one by one."""
+        numbered (equal items), on equal working messages in the same segments, takes that
+        view's numbers as one slice; the others' sides are built and looked up in C, and only a
+        side not seen before is numbered one by one. A plain view (`Prompt.plain`: item n sits on
+        assembled message n - lead) is numbered whole against the last plain view, its runs
+        checked by comparing slices of the two assembled lists, so no column of the window is
+        built (R-RPL-9)."""
+        if view.items.plain():
+            return self._whole(view)[start:]
         items, m = view.items.items[start:], len(view.messages)
         at = view.items.origins()[start:]  # -1 (no working message) reads the pad, after the list
         limit = min(m, view.items.placed)
@@ -84,24 +90,91 @@ class Sides:
                     common_prefix(mine.segments[i : i + k], before.segments[j : j + k]),
                 )
             if done < i:
-                found += self._looked(view, start, mine, done, i)
+                found += self._looked(view, start + done, mine.items[done:i], mine.ws[done:i], mine.segments[done:i])
             found += lent[j : j + k]
             done = i + k
         self._last = (mine, found)
         return found
 
-    def _looked(self, view: MappedCall, start: int, mine: _Placed, lo: int, hi: int) -> array[int]:
-        """The numbers of items `lo` to `hi` of `mine`, each side looked up in C."""
-        own, of_w = map(_ITEM_SIDE, mine.items[lo:hi]), map(_W_SIDE, mine.ws[lo:hi])
-        keys = list(zip(own, of_w, mine.segments[lo:hi], strict=True))
+    def _whole(self, view: MappedCall) -> array[int]:
+        """The numbers of every item of a plain view, the runs it shares with the last plain
+        view numbered taken from that view's numbers."""
+        items, here = view.items.items, _Plain.of(view)
+        last, lent = self._whole_last
+        there = _Plain.of(last) if last is not None else None
+        found, done = array("i"), 0
+        for i, j, k in [*(runs(items, last.items.items) if last is not None else ()), (len(items), 0, 0)]:
+            if k and there is not None:
+                k = _alike(here, i, there, j, k)
+            if done < i:
+                found += self._looked(view, done, items[done:i], *here.placed(done, i))
+            found += lent[j : j + k]
+            done = i + k
+        self._whole_last = (view, found)
+        return found
+
+    def _looked(
+        self, view: MappedCall, first: int, items: Sequence[Item], ws: Sequence[Any], segments: Sequence[Segment | None]
+    ) -> array[int]:
+        """The numbers of `items` (the view's from item `first` on), on working messages `ws` in
+        `segments`, each side looked up in C."""
+        keys = list(zip(map(_ITEM_SIDE, items), map(_W_SIDE, ws), segments, strict=True))
         found = list(map(self._ids.get, keys, repeat(-1)))
         for n in each(found, -1):
             got = self._ids.get(keys[n])
             if got is None:  # not even earlier in this call
                 got = self._ids[keys[n]] = len(self.table)
-                self.table.append((*keys[n][0], view.source_at(start + lo + n)))  # tokens, role, breakpoint, source
+                self.table.append((*keys[n][0], view.source_at(first + n)))  # tokens, role, breakpoint, source
             found[n] = got
         return array("i", found)
+
+
+class _Plain(NamedTuple):
+    """A plain view's places (`Prompt.plain`): item n's working message is `messages[n - lead]`
+    while n - lead is under `limit`, else none (the pad)."""
+
+    lead: int
+    limit: int
+    messages: Sequence[Any]
+    segments: Sequence[Segment | None]
+
+    @classmethod
+    def of(cls, view: MappedCall) -> _Plain:
+        prompt = view.items
+        return cls(prompt.lead, min(len(view.messages), prompt.placed), view.messages, view.segment_of)
+
+    def placed(self, lo: int, hi: int) -> tuple[list[Any], list[Segment | None]]:
+        """The working messages and segments of items `lo` to `hi`, as slices and pads."""
+        lead, limit = self.lead, self.limit
+        a, b = min(max(lo - lead, 0), limit), min(max(hi - lead, 0), limit)
+        head = max(0, min(hi, lead) - lo)  # the definitions: no message
+        tail = (hi - lo) - head - (b - a)
+        ws = [*repeat(_PAD, head), *self.messages[a:b], *repeat(_PAD, tail)]
+        segments = [*repeat(None, head), *self.segments[a:b], *repeat(None, tail)]
+        return ws, segments
+
+
+def _alike(new: _Plain, i: int, old: _Plain, j: int, k: int) -> int:
+    """How many of the items from new's i and old's j (at most k) sit on equal working messages
+    in the same segments, or on none on both sides, compared as slices of the assembled lists."""
+    t = 0
+    while t < k and (i + t < new.lead or j + t < old.lead):  # the definitions: no message
+        if i + t >= new.lead or j + t >= old.lead:
+            return t
+        t += 1
+    a, b = i + t - new.lead, j + t - old.lead
+    most = min(k - t, new.limit - a, old.limit - b)
+    if most > 0:
+        same = min(
+            common_prefix(new.messages[a : a + most], old.messages[b : b + most]),
+            common_prefix(new.segments[a : a + most], old.segments[b : b + most]),
+        )
+        if same < most:
+            return t + same
+        t, a, b = t + most, a + most, b + most
+    if a >= new.limit and b >= old.limit:  # beyond both lists: no message on either side to the run's end
+        return k
+    return t
 
 
 class _Placed(NamedTuple):

@@ -47,13 +47,15 @@ class ItemMemo:
     def __init__(self) -> None:
         self._known: dict[tuple[Any, ...], tuple[str, int]] = {}
         # the last request's context, payload messages (as translation emitted them) and items
-        self._last: tuple[tuple[object, ...], Sequence[Sent], list[Item], bool] | None = None
+        self._last: tuple[tuple[object, ...], Sequence[Sent], list[Item], bool, bool] | None = None
+        self._renamed = False  # `carried` took a run of messages that are not the very objects by their parts
 
     def carried(
         self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, lead: list[Item]
-    ) -> tuple[list[Item], list[Run]]:
+    ) -> tuple[list[Item], list[Run], bool]:
         """The last request's items and the runs of `messages` whose items are those of a run of
-        the last request's messages, in order (R-RPL-9).
+        the last request's messages, in order (R-RPL-9), and whether the messages of those runs
+        are plain (see `keep`).
 
         A run of the last request's messages at the same places has their items (equal payload
         messages at the same place: the same role, parts, origins, framing). Between two such runs
@@ -65,11 +67,12 @@ class ItemMemo:
         item (`lead`); no run otherwise."""
         last = self._last
         if last is None or last[0] != (payload.provider, payload.model, meter.tokenizer):
-            return [], []
-        _, before, items, single = last
+            return [], [], True
+        _, before, items, single, plain = last
         size = len(lead)
         if not single or len(items) != size + len(before) or items[:size] != lead:
-            return [], []
+            return [], [], True
+        self._renamed = False
         out: list[Run] = []
         now = then = 0
         for i, j, k in [*_in_place(messages, before), (len(messages), len(before), 0)]:
@@ -78,14 +81,22 @@ class ItemMemo:
             if k:
                 out.append((i, j, k))
             now, then = i + k, j + k
-        return items, out
+        return items, out, plain and not self._renamed
 
     def keep(
-        self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, out: list[Item], *, single: bool
+        self,
+        payload: Payload,
+        messages: Sequence[Sent],
+        meter: ItemMeter,
+        out: list[Item],
+        *,
+        single: bool,
+        plain: bool = False,
     ) -> None:
         """This request's messages and items (the definitions item first; `single`: one item per
-        message), for the next `carried`."""
-        self._last = ((payload.provider, payload.model, meter.tokenizer), messages, out, single)
+        message; `plain`: besides, no message names its origins, see `Prompt.plain`), for the
+        next `carried`."""
+        self._last = ((payload.provider, payload.model, meter.tokenizer), messages, out, single, plain)
 
     def _moved(
         self, messages: Sequence[Sent], now: int, i: int, before: Sequence[Sent], then: int, j: int
@@ -100,6 +111,7 @@ class ItemMemo:
             if a < c and b < d:
                 alike = _framed_alike(_shape(messages[a:c]), _shape(before[b:d]))
                 out += [(x + a, y + b, length) for x, y, length in alike]
+                self._renamed = self._renamed or any(m.origins is not None for m in messages[a:c])
             if k:
                 out.append((c, d, k))
             a, b = c + k, d + k

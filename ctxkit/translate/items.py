@@ -193,7 +193,7 @@ def _items(
     images = Images(payload)
     lookup = memo.lookup if memo is not None else None
     names: dict[str, str] | None = None
-    last, runs = memo.carried(payload, messages, meter, out) if memo is not None and reuse else ([], [])
+    last, runs, plain = memo.carried(payload, messages, meter, out) if memo is not None and reuse else ([], [], None)
     at, single = 0, True  # the runs hold one item per message (`ItemMemo.carried`)
     for i, j, k in [*runs, (len(messages), 0, 0)]:
         for n in range(at, i):  # a message no run brings: its items made (most from the memo)
@@ -202,6 +202,7 @@ def _items(
             knew = sent.known if reuse else None
             framing = sent.frame if reuse else None
             single = single and len(parts) == 1
+            plain = plain and sent.origins is None
             if framing is not None and knew is not None and len(knew) == 1 and knew[0] is not None:
                 out.append(_one(knew[0], framing, parts[0], role))  # the common case, quickly
                 continue
@@ -222,8 +223,10 @@ def _items(
         out += last[lead + j : lead + j + k]  # a run of the last request's messages: their items, as one slice
         at = i + k
     if memo is not None and reuse:
-        memo.keep(payload, messages, meter, out, single=single)
-    return Prompt(tuple(out), lead, messages, payload.prepared.placed, single)
+        memo.keep(payload, messages, meter, out, single=single, plain=bool(single and plain))
+    return Prompt(
+        tuple(out), lead, messages, payload.prepared.placed, single, None if plain is None else single and plain
+    )
 
 
 _RUNS = frozenset({"tool_use", "tool_result"})  # Anthropic blocks whose consecutive runs count once (R-RPL-5)

@@ -10,8 +10,9 @@ messages when asked (see `translate/items.py` for each field's meaning).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import partial
 from itertools import repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter, is_, itemgetter
 from typing import TYPE_CHECKING, NamedTuple, overload
 
 if TYPE_CHECKING:
@@ -38,16 +39,23 @@ class Prompt(Sequence[Item]):
     docstring). The places are read from the payload messages when asked, so a request's items
     can be slices of the last request's even where the window moved."""
 
-    __slots__ = ("_columns", "_lead", "_messages", "_single", "items", "placed")
+    __slots__ = ("_columns", "_lead", "_messages", "_plain", "_single", "items", "placed")
 
     def __init__(
-        self, items: tuple[Item, ...], lead: int, messages: Sequence[Sent], placed: int, single: bool | None = None
+        self,
+        items: tuple[Item, ...],
+        lead: int,
+        messages: Sequence[Sent],
+        placed: int,
+        single: bool | None = None,
+        plain: bool | None = None,
     ) -> None:
         self.items = items
         self.placed = placed  # the first `placed` wire messages are the assembled list's, in its order
         self._lead, self._messages = lead, messages  # `lead` items (the definitions) come before any message
         self._columns: tuple[list[int | None], list[int]] | None = None
         self._single = single  # one item per payload message (None: not known yet)
+        self._plain = plain  # see `plain` (None: not known yet)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -76,7 +84,7 @@ class Prompt(Sequence[Item]):
 
     def replaced(self, items: tuple[Item, ...]) -> Prompt:
         """Other items in the same places (a logged body's keys salted by its settings)."""
-        return Prompt(items, self._lead, self._messages, self.placed, self._single)
+        return Prompt(items, self._lead, self._messages, self.placed, self._single, self._plain)
 
     def message(self, n: int) -> int | None:
         """The payload message of item `n` (None: the definitions item)."""
@@ -109,6 +117,19 @@ class Prompt(Sequence[Item]):
         placed = self.placed
         return [o if 0 <= o < placed else None for o in self._places()[1]]
 
+    @property
+    def lead(self) -> int:
+        """How many items (the definitions) come before any message's."""
+        return self._lead
+
+    def plain(self) -> bool:
+        """Item n past the definitions is payload message n - lead's only item, made from the
+        wire message at its own index (OpenAI, Ollama): `source(n)` is n - lead while that is
+        under `placed`, so its places need no column."""
+        if self._plain is None:
+            self._plain = self._one_each() and all(map(_NONE, map(_ORIGINS, self._messages)))
+        return self._plain
+
     def _one_each(self) -> bool:
         """Every payload message holds one item (OpenAI, Ollama): item n is message n - lead's."""
         if self._single is None:
@@ -140,3 +161,4 @@ class Prompt(Sequence[Item]):
 
 
 _PARTS, _ORIGINS, _FIRST = attrgetter("parts"), attrgetter("origins"), itemgetter(0)
+_NONE = partial(is_, None)
