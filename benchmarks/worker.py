@@ -195,11 +195,23 @@ def job_replay(p: dict[str, Any]) -> dict[str, Any]:
     warm()
     fixture = load_fixture(p["path"])
     opts = options(p.get("budget"))
+    from ctxkit.loading.prices import find
+
+    find("openai", "gpt-4o")  # the price data, read once per process: not the replay's to grow
+    loaded = rss_kib("VmRSS")  # the interpreter, tokenizer, price data and the loaded fixture
+    restart_peak()
     samples, done = timed(lambda: replay(fixture, opts), p["repeat"])
+    replay_peak = rss_kib("VmHWM")  # the replays' own high-water mark (the floor below is not in it)
     doc = json.loads(Path(p["path"]).read_text(encoding="utf-8"))
     system = run(fixture).assembly.segments["system"][0].text
     floor, _ = timed(peers.count_everything(peers.chat_messages(doc, system)), p.get("floor_repeat", p["repeat"]))
-    return {"total": samples, "floor": floor, "calls": len(done.calls)}
+    return {
+        "total": samples,
+        "floor": floor,
+        "calls": len(done.calls),
+        "loaded_kib": loaded,
+        "replay_peak_kib": replay_peak,
+    }
 
 
 def job_validators(p: dict[str, Any]) -> dict[str, Any]:
@@ -234,13 +246,27 @@ def job_validators(p: dict[str, Any]) -> dict[str, Any]:
 def peak_rss_kib() -> int:
     """This process's peak resident set (VmHWM): unlike ru_maxrss it is not inherited
     from the process that started it."""
+    return rss_kib("VmHWM")
+
+
+def rss_kib(field: str) -> int:
+    """`VmRSS` (resident now) or `VmHWM` (the peak) from /proc; ru_maxrss where there is none."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     except (OSError, ValueError, IndexError):
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def restart_peak() -> None:
+    """Start VmHWM again from the resident set now (Linux: `5` to /proc/self/clear_refs), so a later
+    peak is the work's after this point, not loading's."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
 
 
 JOBS = {
