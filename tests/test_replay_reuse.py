@@ -18,8 +18,9 @@ import pytest
 
 from ctxkit.assembly import assemble, truncation
 from ctxkit.errors import CtxkitError
-from ctxkit.history.working import Call, Kind, Record, Working
+from ctxkit.history.working import Call, Copier, Kind, Record, Working
 from ctxkit.loading.config import Options, resolve
+from ctxkit.loading.domain import TurnOverrides
 from ctxkit.loading.read import load_fixture
 from ctxkit.replay import driver, state
 from ctxkit.replay.calls import Planner
@@ -218,3 +219,25 @@ def test_settings_resolved_once_equal_resolving_afresh(path: Path) -> None:
             assert mine.effective(f, o) == resolve(f, o), (call.label, f.templates, o)
             seen += 1
     assert seen
+
+
+def test_copies_by_copier_equal_dataclasses_replace() -> None:
+    """`Working.with_` and the planner's fixture and call copies (`Copier`) give what
+    `dataclasses.replace` gives, field by field, and refuse a field the class does not have."""
+    fixture = load_fixture(str(FIXTURES / "replay" / "tools.yaml"))
+    call = next(iter(Planner(fixture).calls()))
+    w = Working("k", Kind.TOOL, "text", None, tool_call_id="c1", notes=("n",), placeholder=True)
+    cases: list[tuple[Any, dict[str, Any]]] = [
+        (w, {"cacheable": True}),
+        (w, {"images": (), "notes": ("other",), "tokens": 3}),
+        (w, {}),
+        (fixture, {"leaf": "x", "in_flight": (), "turn": TurnOverrides(cycle=2), "now": None}),
+        (call, {"compression_due": True}),
+    ]
+    for obj, changes in cases:
+        copy = Copier(type(obj))(obj, **changes)
+        assert copy == replace(obj, **changes) and copy is not obj
+        assert all(getattr(copy, name) is value for name, value in changes.items())
+    assert w.with_(cacheable=True) == replace(w, cacheable=True)
+    with pytest.raises(TypeError, match="no field 'colour'"):
+        w.with_(colour=1)

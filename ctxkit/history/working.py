@@ -7,8 +7,11 @@ on, and `Row`, one line of the record that `explain`, `budget` and `diff` render
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 
 class Kind(enum.StrEnum):
@@ -145,7 +148,36 @@ class Working:
     placeholder: bool = False  # a tool result whose content was replaced by the placeholder (R-CONV-3)
 
     def with_(self, **changes: Any) -> Working:
-        return replace(self, **changes)
+        """A copy with `changes` (`dataclasses.replace`; a replay copies every window message)."""
+        return _copy_working(self, **changes)
+
+
+class Copier(Generic[T]):
+    """`dataclasses.replace` for one frozen, slotted dataclass without `__post_init__` or
+    `init=False` fields, without walking the fields' definitions per copy (about 2x cheaper:
+    replay copies every window message, and its planner a fixture per call)."""
+
+    __slots__ = ("_cls", "_known", "_names", "_values")
+
+    def __init__(self, cls: type[T]) -> None:
+        self._cls = cls
+        self._names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+        self._known = frozenset(self._names)
+        self._values = attrgetter(*self._names)
+
+    def __call__(self, obj: T, /, **changes: Any) -> T:
+        if not changes.keys() <= self._known:
+            raise TypeError(f"{self._cls.__name__} has no field {sorted(changes.keys() - self._known)[0]!r}")
+        copy = _new(self._cls)
+        for name, value in zip(self._names, self._values(obj), strict=True):
+            _set(copy, name, value)
+        for name, value in changes.items():
+            _set(copy, name, value)
+        return copy
+
+
+_new, _set = object.__new__, object.__setattr__
+_copy_working = Copier(Working)
 
 
 @dataclass(frozen=True, slots=True)
