@@ -18,6 +18,7 @@ import pytest
 
 from ctxkit.assembly import assemble, truncation
 from ctxkit.errors import CtxkitError
+from ctxkit.history import convert
 from ctxkit.history.working import Call, Copier, Kind, Record, Working
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import TurnOverrides
@@ -241,3 +242,91 @@ def test_copies_by_copier_equal_dataclasses_replace() -> None:
     assert w.with_(cacheable=True) == replace(w, cacheable=True)
     with pytest.raises(TypeError, match="no field 'colour'"):
         w.with_(colour=1)
+
+
+def test_in_flight_messages_converted_once_per_question_equal_afresh(generated: Path) -> None:
+    """R-CONV-4 through the state: a question's calls share the working message of each in-flight
+    message (one object, costed once), equal to converting it afresh; another question's message
+    at the same index is converted anew."""
+    seen: dict[int, tuple[Any, Working]] = {}
+    shared = 0
+
+    def check(index: int, a: Any) -> None:
+        nonlocal shared
+        for m, w in zip(a.eff.fixture.in_flight, a.converted.in_turn, strict=True):
+            assert w == convert.in_flight(m), index
+            last = seen.get(m.index)
+            if last is not None and last[0] is m:
+                assert last[1] is w
+                shared += 1
+            elif last is not None:
+                assert last[1] is not w
+            seen[m.index] = (m, w)
+
+    for path in (generated, FIXTURES / "replay" / "tools.yaml", FIXTURES / "tool_loop_in_flight.yaml"):
+        seen.clear()
+        _replay(path, Options(max_input_tokens=3_000), check)
+    assert shared
+
+
+def test_noted_pieces_describe_the_lists_they_are_given_for(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pieces a step notes for the list it gives (truncation's kept history, R-ASM-8's, their
+    copies: the next step reads them instead of comparing the list with the window) are that
+    list: each window piece is the window's run, each other message is not the window's; and
+    most lists of a sliding window are read from their notes."""
+    noted = 0
+
+    class Checked(state.State):
+        def _runs(self, ws: list[Working], ref: list[Working]) -> Any:
+            nonlocal noted
+            noted += self.noted.of(ws, ref) is not None
+            pieces = list(super()._runs(ws, ref))
+            covered: list[Working] = []
+            for i, n, k in pieces:
+                assert i == len(covered)
+                if n < 0:
+                    assert k == 1 and not (ws[i].key in self.at and ref[self.at[ws[i].key]] is ws[i])
+                    covered.append(ws[i])
+                else:
+                    assert k > 0 and all(a is b for a, b in zip(ws[i : i + k], ref[n : n + k], strict=True))
+                    covered += ref[n : n + k]
+            assert len(covered) == len(ws)
+            return iter(pieces)
+
+    monkeypatch.setattr(driver, "State", Checked)
+    calls = _replay(generated, Options(max_input_tokens=3_000), lambda index, a: None)
+    assert noted >= 2 * calls
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_r_asm_4_decided_from_the_last_span_equals_afresh(seed: int) -> None:
+    """The fates decided one by one when only truncation decided (the start of the unit it left
+    out, then the kept run of copies), made from the last call's record, equal the record made
+    afresh, in its order: for spans that slide, grow, shrink, jump and move their split, while
+    the window grows and is cut back."""
+    rng = random.Random(seed)
+    shared = state.State()
+    made = 0
+    for _ in range(6):
+        if shared.works and rng.random() < 0.3:
+            shared._cut(rng.randrange(len(shared.works)))
+        for _ in range(rng.randrange(1, 60)):
+            w = _message(rng, made, odd=False)
+            shared._append(w.with_(placeholder=True, notes=("p",)) if rng.random() < 0.2 else w)
+            made += 1
+        n = len(shared.works)
+        h = a = b = 0
+        for _ in range(40):
+            if rng.random() < 0.2:  # anywhere
+                h = rng.randrange(n + 1)
+                a = rng.randrange(h, n + 1)
+                b = rng.randrange(a, n + 1)
+            else:  # near the last span
+                h = min(max(h + rng.randrange(-2, 5), 0), n)
+                a = min(max(a + rng.randrange(-2, 5), h), n)
+                b = min(max(b + rng.randrange(-3, 6), a), n)
+            head, kept = shared.works[h:a], shared.copies[a:b]
+            got = shared.decided(head, [], [], kept)
+            want = assemble.decided(head, [], [], truncation.kept_fates(kept))
+            assert list(got.items()) == list(want.items()), (h, a, b)
+            got.clear()  # the caller's to change: the state keeps its own

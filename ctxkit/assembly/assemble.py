@@ -116,8 +116,10 @@ class Incremental(Protocol):
         """`drop_orphans(kept, in_turn)`."""
         ...
 
-    def kept_fates(self, kept: list[Working]) -> dict[str, Fated]:
-        """`{w.key: kept_fate(w) for w in kept}`: a new dict, the caller's to change."""
+    def decided(
+        self, head: list[Working], evicted: list[Working], orphans: list[Working], kept: list[Working]
+    ) -> dict[str, Fated]:
+        """`decided(head, evicted, orphans, kept_fates(kept))`: a new dict, the caller's to change."""
         ...
 
 
@@ -164,8 +166,10 @@ class Afresh:
     def drop_orphans(self, kept: list[Working], in_turn: list[Working]) -> Answered:
         return drop_orphans(kept, in_turn)
 
-    def kept_fates(self, kept: list[Working]) -> dict[str, Fated]:
-        return kept_fates(kept)
+    def decided(
+        self, head: list[Working], evicted: list[Working], orphans: list[Working], kept: list[Working]
+    ) -> dict[str, Fated]:
+        return decided(head, evicted, orphans, kept_fates(kept))
 
 
 def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
@@ -191,10 +195,10 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
     answered = steps.drop_orphans(eviction.kept, tail[1:])
     kept = steps.cacheable(answered.kept)
     older = Older(converted, cut=first, end=cut.end)
-    decided = _decided(cut.head, eviction.evicted, answered.orphans, steps.kept_fates(kept))
-    decided[last_user.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, last_user.notes)
+    fates = steps.decided(cut.head, eviction.evicted, answered.orphans, kept)
+    fates[last_user.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, last_user.notes)
     for w in answered.in_turn:
-        decided[w.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.IN_TURN, w.notes)
+        fates[w.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.IN_TURN, w.notes)
     segments = _segments(fixed, kept, eviction.listing, last_user, answered.in_turn)
     return Assembly(
         eff=eff,
@@ -203,7 +207,7 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
         converted=converted,
         messages=list(chain.from_iterable(segments.values())),
         segments=segments,
-        fates=Fates(decided, older, cut.head + eviction.evicted),
+        fates=Fates(fates, older, cut.head + eviction.evicted),
         history_budget=fixed.budget,
         available=fixed.available,
         reserved=fixed.reserved,
@@ -291,7 +295,7 @@ def history_budget(eff: Effective, meter: Meter, fixed: Fixed, available: int) -
     return available - need
 
 
-def _decided(
+def decided(
     head: list[Working], evicted: list[Working], orphans: list[Working], kept: dict[str, Fated]
 ) -> dict[str, Fated]:
     """The fates decided one by one, in history order (the units left out whole are recorded as
@@ -300,12 +304,12 @@ def _decided(
     this takes over: most calls leave nothing out one by one)."""
     if not head and not evicted and not orphans:
         return kept
-    decided: dict[str, Fated] = {}
-    fate_all(decided, head, Fate.TRUNCATED, "R-ASM-4")
-    fate_all(decided, evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
-    decided.update({w.key: Fated(Fate.ORPHAN, "R-ASM-8", None, w.notes) for w in orphans})
-    decided.update(kept)
-    return decided
+    found: dict[str, Fated] = {}
+    fate_all(found, head, Fate.TRUNCATED, "R-ASM-4")
+    fate_all(found, evicted, Fate.TRUNCATED, "R-FILE-3", "evicted to make room for the read_file list")
+    found.update({w.key: Fated(Fate.ORPHAN, "R-ASM-8", None, w.notes) for w in orphans})
+    found.update(kept)
+    return found
 
 
 def _generated(origin: Origin, kind: Kind, text: str | None, meter: Meter, cacheable: bool = False) -> Working | None:

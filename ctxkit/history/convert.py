@@ -49,7 +49,7 @@ class Converted:
         if branch.last_user is not None:
             *pinned, self.last_user = self._of(branch.last_user)
             self.pinned = tuple(pinned)
-        self.in_turn = tuple(_in_flight(m) for m in fixture.in_flight)
+        self.in_turn = tuple(map(self._in_flight, fixture.in_flight))
         self.units = len(self._head) + len(self.stored) + 1
         self._done: dict[int, tuple[Working, ...]] = {}
         self._index: dict[str, int] | None = None
@@ -63,6 +63,9 @@ class Converted:
 
     def _of(self, m: StoredMessage) -> tuple[Working, ...]:
         return message(m, self._files, self._fixture, self._templates)
+
+    def _in_flight(self, m: InFlightMessage) -> Working:
+        return in_flight(m)
 
     def unit(self, u: int) -> tuple[Working, ...]:
         """The working messages of unit `u` (0 = the oldest), converted on first use."""
@@ -271,7 +274,7 @@ def _result(
     )
 
 
-def _in_flight(m: InFlightMessage) -> Working:
+def in_flight(m: InFlightMessage) -> Working:
     """R-CONV-4: this turn's own tool loop, in full."""
     key = f"in_flight#{m.index}"
     if m.role == "tool":

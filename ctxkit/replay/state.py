@@ -27,18 +27,20 @@ from collections.abc import Iterator, Sequence
 from operator import attrgetter, is_, itemgetter
 
 from ctxkit.assembly.assemble import Fixed, fixed_parts, today
+from ctxkit.assembly.assemble import decided as decided_afresh
 from ctxkit.assembly.fates import Fated
-from ctxkit.assembly.system import turn_state
+from ctxkit.assembly.system import Turn, turn_state
 from ctxkit.assembly.truncation import Answered, Truncation, kept_fate
 from ctxkit.assembly.truncation import drop_orphans as drop_orphans_afresh
 from ctxkit.assembly.truncation import truncate as truncate_afresh
 from ctxkit.counting.measure import Counts, Meter, meter_for
 from ctxkit.history import convert, tree
-from ctxkit.history.working import Record, Working
+from ctxkit.history.working import Fate, Record, Working
 from ctxkit.loading.config import Effective, Options, resolve
-from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
+from ctxkit.loading.domain import FileRecord, Fixture, InFlightMessage, StoredMessage, TurnOverrides
 from ctxkit.loading.templates import Templates
 from ctxkit.replay.answers import Announcements
+from ctxkit.replay.pieces import Noted, Piece, Spans, runs
 from ctxkit.replay.window import WindowConversion
 from ctxkit.translate.items import ItemMemo
 from ctxkit.translate.memo import TranslationMemo
@@ -60,7 +62,9 @@ class State:
         self._effective: tuple[Options | None, Effective] | None = None  # the last call's options and settings
         self.files: dict[str, FileRecord] = {}  # each file by id, for the basis's files
         self._fixed: list[tuple[tuple[object, ...], Fixed, tuple[str, ...]]] = []  # newest first
+        self._turned: dict[int, tuple[tuple[InFlightMessage, ...], TurnOverrides, Turn]] = {}  # by in-flight count
         self._done: dict[str, tuple[StoredMessage, tuple[Working, ...]]] = {}  # message id → its working messages
+        self._flying: dict[int, tuple[InFlightMessage, Working]] = {}  # in-flight index → its working message
         self._copies: dict[str, tuple[Working, Working]] = {}  # key → (message, its cacheable copy)
         self._reset_window()
 
@@ -74,7 +78,9 @@ class State:
         self.sums = array("q", [0])  # sums[n]: the cost of works[:n] (computed as far as truncation asked)
         self.answers = Announcements()  # the window's tool calls and results by position (R-ASM-8)
         self.fated: list[Fated] = []  # each window message's fate when kept (`kept_fate`)
-        self._fates: tuple[int, int, dict[str, Fated]] | None = None  # the last kept run's fates by key
+        self.truncated: list[Fated] = []  # each window message's fate when truncation leaves it out
+        self.spans = Spans()  # the last span's fates
+        self.noted = Noted()  # the last list a step gave, in pieces
 
     # --- Incremental ----------------------------------------------------------------------
 
@@ -151,7 +157,7 @@ class State:
         f = eff.fixture
         basis = (
             today(eff),
-            turn_state(f),
+            self._turn(f),
             eff.provider,
             eff.model,
             eff.tokenizer,
@@ -177,34 +183,49 @@ class State:
             record.warn(text)
         return found[1]
 
+    def _turn(self, f: Fixture) -> Turn:
+        """`turn_state(f)` (R-TURN-2), worked out again only when the in-flight messages or the
+        overrides are other objects than the last ones of as many messages (the calls without
+        a loop share the empty one; a question's calls share their loop's messages)."""
+        last = self._turned.get(len(f.in_flight))
+        if last is not None and f.turn is last[1] and all(map(is_, f.in_flight, last[0])):
+            return last[2]
+        turn = turn_state(f)
+        self._turned[len(f.in_flight)] = (f.in_flight, f.turn, turn)
+        return turn
+
     def truncate(self, converted: convert.Converted, first: int, room: int, meter: Meter) -> Truncation:
         """R-ASM-4 as `truncation.truncate` walks it, from running sums: the longest run of newest
         messages that fits is found by bisection (costs are never negative, so the first misfit
         walking back is where the running sum first exceeds the room)."""
         if not isinstance(converted, WindowConversion) or converted.state is not self or not converted.synced():
             return truncate_afresh(converted, first, room, meter)
-        last = converted.units - 1  # the last user message's files: a few, walked
+        last = converted.units - 1  # the last user message's files: a few
         if first >= last:
             return truncate_afresh(converted, first, room, meter)
-        tail = truncate_afresh(converted, last, room, meter)
-        if tail.head:
-            return tail
-        used = sum(map(meter.of, tail.kept))
+        pinned = converted.pinned
+        used = sum(map(meter.of, pinned))
+        if used > room:  # truncation stops among them: the walk
+            return truncate_afresh(converted, last, room, meter)
         head = converted.head_units
         base, lo, n = converted.base, max(first - head, 0), len(converted.stored)
         start, stop = self.ends[base + lo], self.ends[base + n]
         sums = self._sums_to(stop, meter)
         s = bisect_left(sums, sums[stop] - (room - used), start, stop)
-        kept = self.works[s:stop] + tail.kept
+        kept = self.works[s:stop]
+        kept += pinned
         if s > start:  # works[s - 1] does not fit: the start of its message's unit is left out
             i = bisect_right(self.ends, s - 1, base + lo, base + n + 1) - 1
+            self.noted.note_run(kept, self.works, 0, s, stop)
             return Truncation(kept=kept, head=self.works[self.ends[i] : s], end=head + i - base)
         used += sums[stop] - sums[start]
         if first == 0 and head:  # the summary, the oldest unit
             (summary,) = converted.unit(0)
             if used + meter.of(summary) > room:
+                self.noted.note_run(kept, self.works, 0, s, stop)
                 return Truncation(kept=kept, head=[summary], end=0)
             kept.insert(0, summary)
+        self.noted.note_run(kept, self.works, len(kept) - len(pinned) - (stop - s), s, stop)
         return Truncation(kept=kept, head=[], end=first)
 
     def cacheable(self, ws: list[Working]) -> list[Working]:
@@ -212,11 +233,13 @@ class State:
         one, but for the summary before it and the last user message's files after it) is a slice
         of the copies made with them."""
         out: list[Working] = []
-        for i, n, k in self._runs(ws, self.works):
+        pieces = list(self._runs(ws, self.works))
+        for i, n, k in pieces:
             if n < 0:
                 out.append(self._copy(ws[i]))
             else:
                 out += self.copies[n : n + k]
+        self.noted.note(out, self.copies, pieces)
         return out
 
     def drop_orphans(self, kept: list[Working], in_turn: list[Working]) -> Answered:
@@ -232,68 +255,52 @@ class State:
         before = {c.id for w in head.kept for c in w.tool_calls}
         lost = answers.orphans(a, b, works, before)
         run, start = head.kept, a
-        for n in lost:
-            run += works[start:n]
+        pieces = [(j, -1, 1) for j in range(len(run))]
+        for n in (*lost, b):
+            if n > start:
+                pieces.append((len(run), start, n - start))
+                run += works[start:n]
             start = n + 1
-        run += works[start:b]
 
         def announced(call: str | None) -> bool:
             return call in before or answers.announced(call, a, b)
 
         rest = drop_orphans_afresh(kept[i + k :], in_turn, announced)
+        pieces += [(j, -1, 1) for j in range(len(run), len(run) + len(rest.kept))]
+        run += rest.kept
+        self.noted.note(run, works, pieces)
         orphans = head.orphans + [works[n] for n in lost] + rest.orphans
-        return Answered(kept=run + rest.kept, in_turn=rest.in_turn, orphans=orphans)
+        return Answered(kept=run, in_turn=rest.in_turn, orphans=orphans)
+
+    def decided(
+        self, head: list[Working], evicted: list[Working], orphans: list[Working], kept: list[Working]
+    ) -> dict[str, Fated]:
+        """The fates decided one by one (`assemble.decided`), each made once with the window. When
+        only truncation decided (R-ASM-4: the start of the unit where it stopped, then the kept
+        history, one run of the window's copies: most calls), the record starts from the last
+        call's (`pieces.Spans`) and is copied."""
+        runs = list(self._runs(kept, self.copies))
+        if not evicted and not orphans and len(runs) == 1 and runs[0][1] >= 0:
+            _, a, k = runs[0]
+            h = a - len(head)
+            if h >= 0 and all(map(is_, head, self.works[h:a])):
+                return self.spans.fates(self.works, self.truncated, self.fated, h, a, a + k).copy()
+        return decided_afresh(head, evicted, orphans, self.kept_fates(kept))
 
     def kept_fates(self, kept: list[Working]) -> dict[str, Fated]:
-        """Each kept message's fate (R-ASM-4, R-CONV-3), made once with the window. A kept history
-        that is one run of the window's copies (most calls) starts from the last call's run:
-        its record copied, the messages the window left at its old end taken out, the new ones
-        added at its end (the order stays the window's)."""
-        runs = list(self._runs(kept, self.copies))
-        if len(runs) == 1 and runs[0][1] >= 0:
-            _, a, k = runs[0]
-            return self._run_fates(a, a + k).copy()
+        """Each kept message's fate (R-ASM-4, R-CONV-3), made once with the window."""
         found: dict[str, Fated] = {}
-        for i, n, k in runs:
+        for i, n, k in self._runs(kept, self.copies):
             if n < 0:
                 found[kept[i].key] = kept_fate(kept[i])
             else:
                 found.update(zip(map(_KEY, self.works[n : n + k]), self.fated[n : n + k], strict=True))
         return found
 
-    def _run_fates(self, a: int, b: int) -> dict[str, Fated]:
-        """The fates of `works[a:b]` by key, updated from the last run asked for (the state's own)."""
-        works, last = self.works, self._fates
-        if last is None or not last[0] <= a <= last[1]:  # nothing to start from in order
-            found = dict(zip(map(_KEY, works[a:b]), self.fated[a:b], strict=True))
-        else:
-            la, lb, found = last
-            for w in works[la : min(a, lb)]:
-                del found[w.key]
-            for w in works[b:lb]:
-                del found[w.key]
-            found.update(zip(map(_KEY, works[lb:b]), self.fated[lb:b], strict=True))
-        self._fates = (a, b, found)
-        return found
-
-    def _runs(self, ws: list[Working], ref: list[Working]) -> Iterator[tuple[int, int, int]]:
-        """`ws` in pieces `(i, n, k)`: `ws[i : i + k]` is `ref[n : n + k]` (`ref` aligned with the
-        window), or `n` is -1 for a message that is not the window's (`k` = 1)."""
-        at, i = self.at, 0
-        while i < len(ws):
-            w = ws[i]
-            n = at.get(w.key, -1)
-            if n < 0 or ref[n] is not w:
-                yield i, -1, 1
-                i += 1
-                continue
-            k = min(len(ws) - i, len(ref) - n)
-            while ws[i + k - 1] is not ref[n + k - 1]:  # the run ends where the window's messages do
-                k -= 1
-            if not all(map(is_, ws[i : i + k], ref[n : n + k])):  # not one run after all
-                k = 1
-            yield i, n, k
-            i += k
+    def _runs(self, ws: list[Working], ref: list[Working]) -> Iterator[Piece]:
+        """`ws` in pieces (`pieces.runs`), or as the step that made it noted them."""
+        noted = self.noted.of(ws, ref)
+        return iter(noted) if noted is not None else runs(ws, ref, self.at)
 
     def _copy(self, w: Working) -> Working:
         found = self._copies.get(w.key)
@@ -313,6 +320,14 @@ class State:
         produced = convert.message(m, files, fixture, templates)
         self._done[m.id] = (m, produced)
         return produced
+
+    def in_flight(self, m: InFlightMessage) -> Working:
+        """`convert.in_flight`, once per in-flight message: a question's calls share their loop's
+        messages (so each is costed once, and translation sees the same message again)."""
+        found = self._flying.get(m.index)
+        if found is None or found[0] is not m:
+            found = self._flying[m.index] = (m, convert.in_flight(m))
+        return found[1]
 
     def sync(self, path: Sequence[StoredMessage], upto: int, converted: WindowConversion) -> None:
         """Make the window's arrays run over `path[:upto]`: keep what the last calls' path shares
@@ -345,6 +360,7 @@ class State:
         """A working message at the window's end, with what is kept of it by position."""
         self.answers.append(len(self.works), w)
         self.fated.append(kept_fate(w))
+        self.truncated.append(Fated(Fate.TRUNCATED, "R-ASM-4", None, w.notes))
         self.at[w.key] = len(self.works)
         self.works.append(w)
         self.copies.append(self._copy(w))
@@ -352,11 +368,12 @@ class State:
     def _cut(self, end: int) -> None:
         """The window's working messages from `end` on forgotten."""
         self.answers.cut(end, self.works[end:])
-        if self._fates is not None and self._fates[1] > end:
-            self._fates = None
+        self.spans.cut(end)
+        self.noted.forget()
         for w in self.works[end:]:
             del self.at[w.key]
         del self.fated[end:]
+        del self.truncated[end:]
         del self.works[end:]
         del self.copies[end:]
         del self.sums[end + 1 :]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ctxkit.history import convert, tree
 from ctxkit.history.working import Working
-from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
+from ctxkit.loading.domain import FileRecord, Fixture, InFlightMessage, StoredMessage
 from ctxkit.loading.templates import Templates
 
 if TYPE_CHECKING:
@@ -36,6 +36,9 @@ class WindowConversion(convert.Converted):
         return self.state.message(m, self._files, self._fixture, self._templates)
 
     _of = of
+
+    def _in_flight(self, m: InFlightMessage) -> Working:
+        return self.state.in_flight(m)
 
     def synced(self) -> bool:
         """Whether the state's window still runs over this call's stored messages (a later call
