@@ -25,8 +25,9 @@ from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.pipeline import run, translation_input
 from ctxkit.replay import driver
-from ctxkit.translate import anthropic_turns, gemini, translate, turns
+from ctxkit.translate import anthropic_turns, gemini, items, translate, turns
 from ctxkit.translate.items import prompt_items, read_items
+from ctxkit.translate.keys import item_key
 from ctxkit.translate.memo import TranslationMemo
 
 from .helpers import bench_history
@@ -206,3 +207,28 @@ def test_r_rpl_9_turns_are_carried(
     driver.replay(load_fixture(str(tmp_path / "h.json")), Options(max_input_tokens=3_000), on_call=check)
     assert calls > 50 and sent > 10 * calls
     assert whole == 0 and made < 5 * calls
+
+
+def test_r_rpl_9_each_payload_message_content_is_keyed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenAI: a payload message is keyed and counted once per content, not once per working
+    message: an in-flight call stored under its own key, a rebuilt system text or reminder, the
+    cacheable copy of a question and a message that leaves the window and comes back share what
+    translation made of the first (fails when each working message is keyed afresh)."""
+    keyed = 0
+    real = items.known
+
+    def known(*args: Any) -> Any:
+        nonlocal keyed
+        keyed += 1
+        return real(*args)
+
+    contents: set[str] = set()
+
+    def check(index: int, call: Any, result: Any) -> None:
+        contents.update(item_key(s.role, s.parts[0]) for s in result.payload.messages)
+
+    monkeypatch.setattr(items, "known", known)
+    (tmp_path / "h.json").write_text(json.dumps(bench_history(400)), encoding="utf-8")
+    driver.replay(load_fixture(str(tmp_path / "h.json")), Options(max_input_tokens=3_000), on_call=check)
+    assert len(contents) > 300
+    assert keyed <= len(contents)

@@ -21,13 +21,17 @@ request is translated afresh (and gives the same payload and items).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from itertools import compress, count, repeat
+from operator import attrgetter, is_not
+from typing import Any, Generic, TypeVar
 
-from ctxkit.history.working import Working
+from ctxkit.history.working import Call, Working
 from ctxkit.translate.itemmemo import runs
 
 T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class Fragment:
@@ -50,10 +54,55 @@ class MemoEntry:
 
     __slots__ = ("made", "wire", "working")
 
-    def __init__(self, working: Working) -> None:
+    def __init__(self, working: Working, made: Fragment | None = None) -> None:
         self.working = working
         self.wire: Any = None  # common.WireMessage, never changed once made
-        self.made = Fragment()
+        self.made = made if made is not None else Fragment()
+
+
+class _Recent(Generic[K, V]):
+    """A map that forgets: what was not asked for during the last two generations, each about a
+    window's worth of additions (so the memo holds a few windows, never the history)."""
+
+    __slots__ = ("_new", "_old", "limit")
+
+    def __init__(self) -> None:
+        self._new: dict[K, V] = {}
+        self._old: dict[K, V] = {}
+        self.limit = 256
+
+    def get(self, key: K) -> V | None:
+        found = self._new.get(key)
+        if found is None:
+            found = self._old.pop(key, None)
+            if found is not None:
+                self.put(key, found)
+        return found
+
+    def put(self, key: K, value: V) -> None:
+        if len(self._new) >= self.limit:
+            self._old, self._new = self._new, {}
+        self._new[key] = value
+
+
+class _Fragments:
+    """Fragment holders by the content of the message they were made for (kind, text, tool
+    call id and calls: all a wire message of a message without images is made from, its
+    cacheable flag aside), so that messages of equal content share one translator fragment."""
+
+    __slots__ = ("recent",)
+
+    def __init__(self) -> None:
+        self.recent: _Recent[tuple[Any, ...], tuple[tuple[Call, ...], Fragment]] = _Recent()
+
+    def get(self, w: Working) -> Fragment:
+        key = (w.kind, w.text, w.tool_call_id, *[c.id for c in w.tool_calls])
+        found = self.recent.get(key)
+        if found is not None and found[0] == w.tool_calls:  # equal arguments too
+            return found[1]
+        made = Fragment()
+        self.recent.put(key, (w.tool_calls, made))
+        return made
 
 
 class TranslationMemo:
@@ -62,19 +111,24 @@ class TranslationMemo:
 
     An entry is reused only for the working message it was made from (the same object, or one
     equal to it in every field: a message rebuilt for each request, such as an in-flight one);
-    a key whose message changed gets a new entry. Entries whose message left the window are
-    forgotten, so the memo holds about one window.
+    a key whose message changed gets a new entry. An entry whose message left the window is kept
+    while about a window's worth of others leave after it (a window that shrank for a call's
+    in-flight messages grows back over it); a new entry shares the translator fragment of a
+    message of equal content (`_Fragments`). The memo holds a few windows, never the history.
 
     Per request (`begin`): `runs`, the runs of this window's messages that are the last
     request's very objects, as (position now, position then, length); `fresh`, the positions
-    in no run; `imaged` and `results`, the positions of messages with images or a tool result
-    (whose translation depends on the rest of the window); `names`, each call id of the window
+    in no run; `imaged`, the positions of messages with images (`results`, of the tool results,
+    and `answering(ids)` are looked for when asked): their translation depends on the rest of
+    the window; `names`, each call id of the window
     with the name of its latest call, and `renamed`, the ids whose name differs from the last
     request's. `carried(values)` takes a list aligned with the last window to this one."""
 
     def __init__(self) -> None:
         self._context: tuple[object, ...] | None = None
         self._entries: dict[str, MemoEntry] = {}
+        self._gone: _Recent[str, MemoEntry] = _Recent()  # entries of messages that left the window
+        self._fragments = _Fragments()
         self.window: list[Working] = []  # the last request's working messages, in order
         self.wires: list[Any] = []  # their wire messages, aligned with `window`
         self.sent: list[Any] = []  # a translator's payload message per wire message (OpenAI, Ollama)
@@ -87,7 +141,6 @@ class TranslationMemo:
         self.format: Any = None  # a translator's own state across requests (Anthropic's turns)
         self.per_context: dict[str, Any] = {}  # what holds while the context does (the translator)
         self.imaged: list[int] = []
-        self.results: list[int] = []
         self.runs: list[tuple[int, int, int]] = []
         self.fresh: list[int] = []
         self._cacheable: list[bool] = []
@@ -98,10 +151,12 @@ class TranslationMemo:
         if context != self._context:
             self._context = context
             self._entries, self.window, self.wires, self.sent, self.names = {}, [], [], [], {}
-            self.imaged, self.results, self._cacheable, self._calls = [], [], [], {}
+            self._gone, self._fragments = _Recent(), _Fragments()
+            self.imaged, self._cacheable, self._calls = [], [], {}
             self.repeated, self.format, self.per_context = 0, None, {}
         old = self.window
         self._size = len(messages)
+        self._gone.limit = self._fragments.recent.limit = len(messages) + 256
         # a run extends while the messages are equal (one rebuilt per request, such as an
         # in-flight one, is equal without being the same object; a message not found is made afresh)
         self.runs = runs(messages, old, _common)
@@ -110,12 +165,20 @@ class TranslationMemo:
         self.entered = [messages[p] for p in self.fresh]
         self._rename(messages, self.entered, left)
         self.imaged = self._marked(self.imaged, messages, lambda w: bool(w.images))
-        self.results = self._marked(self.results, messages, lambda w: w.tool_call_id is not None)
         self._forget(messages, left)
         self._cacheable = self.carried(self._cacheable)  # type: ignore[assignment]
         for p in self.fresh:
             self._cacheable[p] = messages[p].cacheable
         self.window = messages
+
+    @property
+    def results(self) -> list[int]:
+        """The positions of this window's tool results (looked for when asked, in C)."""
+        return list(compress(count(), map(is_not, map(_CALL_ID, self.window), repeat(None))))
+
+    def answering(self, ids: set[str]) -> Iterator[int]:
+        """The positions of this window's tool results that answer one of `ids` (in C)."""
+        return compress(count(), map(ids.__contains__, map(_CALL_ID, self.window)))
 
     def _marked(self, positions: list[int], messages: list[Working], test: Callable[[Working], bool]) -> list[int]:
         """The positions in this window of the messages that pass `test`: the last window's
@@ -196,17 +259,22 @@ class TranslationMemo:
         return out
 
     def entry(self, w: Working) -> MemoEntry:
-        """The entry of a message without images that is in no run (`fresh`). A message that
-        differs from its entry's only by being cacheable (it joined the history's cacheable copies)
-        gets a new entry with the same fragment: no translator reads that flag, only its wire
-        message (R-TR-8's prefix)."""
-        found = self._entries.get(w.key)
-        if found is None or (found.working is not w and found.working != w):
-            made = MemoEntry(w)
-            if found is not None and found.working.with_(cacheable=w.cacheable) == w:
-                made.made.fragment = found.made.fragment
-            found = self._entries[w.key] = made
-        return found
+        """The entry of a message without images that is in no run (`fresh`): the message's own
+        (the same object, or one equal to it), kept while it is in the window and a window's worth
+        of calls after it left; else a new one. A new entry shares the `Fragment` of an earlier
+        message of the same content (its key and cacheable flag aside: no translator reads them,
+        only the wire message, R-TR-8's prefix): an in-flight message stored under its own key, a
+        rebuilt system text or reminder, the history's cacheable copy of a question."""
+        key = w.key
+        found = self._entries.get(key)
+        if found is not None and (found.working is w or found.working == w):
+            return found
+        back = self._gone.get(key)
+        if back is not None and (back.working is w or back.working == w):
+            self._entries[key] = back
+            return back
+        made = self._entries[key] = MemoEntry(w, self._fragments.get(w))
+        return made
 
     def keep(self, wires: list[Any]) -> None:
         """The wire messages of this request's window, for the next one."""
@@ -215,7 +283,10 @@ class TranslationMemo:
     def cacheable_prefix(self) -> int:
         """How many messages from the start are cacheable (R-TR-8's prefix, before the setting)."""
         flags = self._cacheable
-        return flags.index(False) if False in flags else len(flags)
+        try:
+            return flags.index(False)
+        except ValueError:
+            return len(flags)
 
     def held(self) -> int:
         """How many working messages the memo holds."""
@@ -227,7 +298,12 @@ class TranslationMemo:
         kept = {messages[p].key for p in self.fresh}
         for w in left:
             if w.key not in kept:
-                self._entries.pop(w.key, None)
+                gone = self._entries.pop(w.key, None)
+                if gone is not None:
+                    self._gone.put(w.key, gone)
+
+
+_CALL_ID = attrgetter("tool_call_id")
 
 
 def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most: int) -> int:

@@ -129,7 +129,7 @@ def sent_messages(
     # made afresh: what no run brings, the first message (a model's system-message rules), the
     # cap's notice, and what depends on the window: images, results of renamed calls
     if renamed:
-        redo.update(p for p in memo.results if wires[p].tool_call_id in renamed)
+        redo.update(memo.answering(renamed))
     names = memo.names
     for n in sorted(redo):
         if n < len(wires):
@@ -167,21 +167,7 @@ def _sent(
 
 
 def _made(a: TranslationInput, rules: WireRules, d: dict[str, Any]) -> _Fragment:
-    """A payload dict's fragment: keyed and counted once per content while the memo's context
-    holds (an in-flight message or a reminder rebuilt for each call comes back alike), the
-    contents kept about a window's worth."""
-    assert a.memo is not None
-    key = tuple(d.items()) if _FLAT.issuperset(map(type, d.values())) else None
-    seen: dict[tuple[Any, ...], _Fragment] = a.memo.per_context.setdefault("fragments", {})
-    found = seen.get(key) if key is not None else None
-    if found is None:
-        known = items.known(d["role"], d, a.meter, rules)
-        found = _Fragment(d, known, items.frame(rules, d["role"], [d], a.meter, {}))
-        if key is not None:
-            if len(seen) > 2 * len(a.memo.window) + 256:
-                seen.clear()
-            seen[key] = found
-    return found
-
-
-_FLAT = frozenset({str, type(None)})  # a payload dict of these values is its own key
+    """A payload dict's fragment: keyed and counted once (the memo shares it between working
+    messages of equal content, such as an in-flight message and its stored copy)."""
+    known = items.known(d["role"], d, a.meter, rules)
+    return _Fragment(d, known, items.frame(rules, d["role"], [d], a.meter, {}))
