@@ -292,10 +292,13 @@ def retention(body: dict[str, Any], default: int) -> int:
     controls = [body.get("cache_control")]
     system = body.get("system")
     blocks = list(system) if isinstance(system, list) else []
-    for m in body.get("messages") or ():
+    messages, tools = body.get("messages"), body.get("tools")
+    for m in messages if isinstance(messages, list) else ():
         content = m.get("content") if isinstance(m, dict) else None
         blocks += content if isinstance(content, list) else []
-    controls += [b.get("cache_control") for b in blocks + list(body.get("tools") or ()) if isinstance(b, dict)]
+    controls += [
+        b.get("cache_control") for b in blocks + (tools if isinstance(tools, list) else []) if isinstance(b, dict)
+    ]
     asked += [c.get("ttl") for c in controls if isinstance(c, dict)]
     seconds = [RETENTION[a] for a in asked if isinstance(a, str) and a in RETENTION]
     return max(seconds, default=default)
