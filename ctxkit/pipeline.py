@@ -67,18 +67,26 @@ class Result:
     def warnings(self) -> list[str]:
         return [w.text for w in self.typed_warnings()]
 
-    def typed_warnings(self) -> list[RunWarning]:
-        """The warnings with their kind, so no one classifies a warning by its wording."""
-        eff = self.assembly.eff
-        mismatch = models.provider_mismatch(str(eff.provider), eff.model)
-        found = [RunWarning(WarningKind.PROVIDER_MISMATCH, mismatch)] if mismatch else []
-        found += [RunWarning(WarningKind.TEMPLATES, w) for w in text_warnings(eff.templates, eff.fixture.prompts)]
+    def typed_warnings(self, settings: list[RunWarning] | None = None) -> list[RunWarning]:
+        """The warnings with their kind, so no one classifies a warning by its wording.
+
+        `settings`: `settings_warnings(eff)` when the caller has them (a replay: once per settings)."""
+        found = list(settings_warnings(self.assembly.eff) if settings is None else settings)
         found += [RunWarning(WarningKind.ASSEMBLY, w) for w in self.assembly.record.warnings]
         found += [RunWarning(WarningKind.TRANSLATION, w) for w in self.payload.prepared.warnings]
         if self.over_window_tokens():
             text = items.over_window_warning(self.wire_tokens(), self.max_input_tokens) or ""
             found.append(RunWarning(WarningKind.OVER_WINDOW, text))
         return found
+
+
+def settings_warnings(eff: Effective) -> list[RunWarning]:
+    """The warnings about the settings alone: a model of another provider, braces the templates and
+    the fixture's prompts do not fill (from `eff.provider`, `eff.model`, `eff.templates` and the
+    fixture's prompts)."""
+    mismatch = models.provider_mismatch(str(eff.provider), eff.model)
+    found = [RunWarning(WarningKind.PROVIDER_MISMATCH, mismatch)] if mismatch else []
+    return found + [RunWarning(WarningKind.TEMPLATES, w) for w in text_warnings(eff.templates, eff.fixture.prompts)]
 
 
 class WarningKind(enum.Enum):

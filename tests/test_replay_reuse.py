@@ -13,9 +13,11 @@ import random
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from unittest.mock import Mock
 
 import pytest
 
+from ctxkit import pipeline
 from ctxkit.assembly import assemble, truncation
 from ctxkit.errors import CtxkitError
 from ctxkit.history import convert
@@ -25,6 +27,7 @@ from ctxkit.loading.domain import TurnOverrides
 from ctxkit.loading.read import load_fixture
 from ctxkit.replay import driver, state
 from ctxkit.replay.calls import Planner
+from ctxkit.replay.warned import Warned
 
 from .conftest import FIXTURES
 from .helpers import bench_history
@@ -330,3 +333,23 @@ def test_r_asm_4_decided_from_the_last_span_equals_afresh(seed: int) -> None:
             want = assemble.decided(head, [], [], truncation.kept_fates(kept))
             assert list(got.items()) == list(want.items()), (h, a, b)
             got.clear()  # the caller's to change: the state keeps its own
+
+
+def test_settings_warnings_made_once_per_settings_equal_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warnings about the settings alone (another provider's model, unfilled braces) are
+    worked out once per replay and equal each call's own; other settings give their own."""
+    made = Mock(wraps=pipeline.settings_warnings)
+    monkeypatch.setattr(driver, "settings_warnings", made)
+    fixture = load_fixture(str(FIXTURES / "replay" / "tools.yaml"))
+    options = Options(provider="anthropic", model="gpt-4o", max_input_tokens=2_000)
+    seen: list[Any] = []
+    done = driver.replay(fixture, options, on_call=lambda i, call, result: seen.append(result))
+    assert made.call_count <= 2 < len(seen)  # the fixture's own call resolves its own settings
+    assert any("belongs to openai" in w for w in done.warnings)
+    loop = driver._Loop(fixture, resolve(fixture, options), state.State(), Warned([]))
+    for result in seen:
+        eff = result.assembly.eff
+        assert result.typed_warnings(loop._settings_warnings(eff)) == result.typed_warnings()
+        other = replace(eff, model="claude-sonnet-4-5")
+        assert loop._settings_warnings(other) == pipeline.settings_warnings(other)
+        assert loop._settings_warnings(eff) == pipeline.settings_warnings(eff)

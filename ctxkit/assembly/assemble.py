@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
-from itertools import chain
 from typing import Protocol
 
 from ctxkit.assembly import project as proj
@@ -205,7 +204,7 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
         meter=meter,
         branch=branch,
         converted=converted,
-        messages=list(chain.from_iterable(segments.values())),
+        messages=_in_order(segments),
         segments=segments,
         fates=Fates(fates, older, cut.head + eviction.evicted),
         history_budget=fixed.budget,
@@ -217,6 +216,14 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
         clock_dependent=fixed.clock_dependent,
         record=record,
     )
+
+
+def _in_order(segments: dict[Segment, list[Working]]) -> list[Working]:
+    """The segments' messages one after another (lists extended in C: cheaper than a chain)."""
+    found: list[Working] = []
+    for ws in segments.values():
+        found += ws
+    return found
 
 
 def _evict_for_files(

@@ -43,11 +43,12 @@ class Converted:
             self._head = (
                 Working(MessageKey(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin=Origin.SUMMARY),
             )
-        self.stored = branch.live[:-1] if branch.last_user is not None else branch.live  # before the last user
+        user, live = branch.last_user, branch.live
+        self.stored = live[:-1] if user is not None else live  # before the last user message
         self.last_user: Working | None = None
         self.pinned: tuple[Working, ...] = ()  # the files pinned to the last user message (R-CONV-1)
-        if branch.last_user is not None:
-            *pinned, self.last_user = self._of(branch.last_user)
+        if user is not None:
+            *pinned, self.last_user = self._of(user)
             self.pinned = tuple(pinned)
         self.in_turn = tuple(map(self._in_flight, fixture.in_flight))
         self.units = len(self._head) + len(self.stored) + 1

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
+from operator import is_
 from typing import TYPE_CHECKING
 
 from ctxkit import collector
@@ -19,7 +20,7 @@ from ctxkit.errors import RuleError
 from ctxkit.history.tree import Ancestry
 from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
-from ctxkit.pipeline import WarningKind, run
+from ctxkit.pipeline import RunWarning, WarningKind, run, settings_warnings
 from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Output, Planner, ReplayCall
 from ctxkit.replay.cost import Pricer
@@ -115,6 +116,7 @@ class _Loop:
         self.views: dict[int, breaks.Candidate] = {}  # what later calls may still break against
         self.sides = breaks.Sides()
         self.numbers = Numbers()  # each distinct item key's number: the trie and the views hold numbers
+        self._settings: tuple[tuple[object, ...], list[RunWarning]] | None = None  # see `_settings_warnings`
 
     def assembled(self, index: int, call: ReplayCall) -> Result:
         try:
@@ -129,7 +131,7 @@ class _Loop:
         items = request.items  # the tuple: the cache reads it in C
         prompt = prompt_tokens(items, priming_tokens(result.payload, meter=meter))
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
-        for w in result.typed_warnings():  # one per kind: R-ASM-9's names the first call and counts the rest
+        for w in result.typed_warnings(self._settings_warnings(result.assembly.eff)):  # R-ASM-9's: see `Warned`
             over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
             self.warned.add(index, call.label, w, over)
         keys = self.numbers.of(items)  # 4 bytes an item
@@ -162,6 +164,15 @@ class _Loop:
             compression_due=call.compression_due,
             synthetic=call.synthetic,
         )
+
+    def _settings_warnings(self, eff: Effective) -> list[RunWarning]:
+        """`pipeline.settings_warnings(eff)`, again only when what they are made from changes (the
+        calls of a replay share their settings' objects)."""
+        basis = (eff.provider, eff.model, eff.templates, eff.fixture.prompts)
+        last = self._settings
+        if last is None or not all(map(is_, basis, last[0])):
+            last = self._settings = (basis, settings_warnings(eff))
+        return last[1]
 
     def forget(self, index: int) -> None:
         """After call `index`: of the earlier calls, keep what a later call can still break against."""

@@ -251,7 +251,7 @@ class State:
             return drop_orphans_afresh(kept, in_turn)
         i, a, k = max(runs, key=itemgetter(2))
         b, works, answers = a + k, self.works, self.answers
-        head = drop_orphans_afresh(kept[:i], [])
+        head = drop_orphans_afresh(kept[:i], []) if i else Answered(kept=[], in_turn=[], orphans=[])
         before = {c.id for w in head.kept for c in w.tool_calls}
         lost = answers.orphans(a, b, works, before)
         run, start = head.kept, a

@@ -25,7 +25,7 @@ class WindowConversion(convert.Converted):
     def __init__(self, branch: tree.Branch, fixture: Fixture, templates: Templates, state: State) -> None:
         self.state = state
         super().__init__(branch, fixture, templates)
-        self.base = len(branch.summarized)  # the index of stored[0] on the root path
+        self.base = branch.cut  # the index of stored[0] on the root path (after what the summary removes)
         self.head_units = self.units - 1 - len(self.stored)  # 1 when a summary applies
         state.sync(branch.path, self.base + len(self.stored), self)
 
