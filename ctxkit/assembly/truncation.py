@@ -81,16 +81,21 @@ def kept_fate(w: Working) -> Fated:
     return Fated(fate, rule, Segment.HISTORY, w.notes)
 
 
-class _SameFate(dict[tuple[str, ...], Fated]):
-    """One (frozen) history `Fated` per distinct notes, shared by the messages that have them."""
+class SameFate(dict[tuple[str, ...], Fated]):
+    """One (frozen) `Fated` per distinct notes, shared by the messages that have them."""
 
-    def __init__(self, fate: Fate, rule: str) -> None:
+    def __init__(self, fate: Fate, rule: str, segment: Segment | None = Segment.HISTORY) -> None:
         super().__init__()
-        self.fate, self.rule = fate, rule
+        self.fate, self.rule, self.segment = fate, rule, segment
 
     def __missing__(self, notes: tuple[str, ...]) -> Fated:
-        found = self[notes] = Fated(self.fate, self.rule, Segment.HISTORY, notes)
+        found = self[notes] = Fated(self.fate, self.rule, self.segment, notes)
         return found
+
+
+def kept_as() -> dict[bool, SameFate]:
+    """The kept history's fates by `placeholder` (`kept_fate`), one per distinct notes."""
+    return {p: SameFate(*_KEPT_AS[p]) for p in (False, True)}
 
 
 def _largest_message(messages: list[Working], meter: Meter) -> str:
@@ -136,5 +141,5 @@ def truncate(converted: conv.Converted, first: int, room: int, meter: Meter) -> 
 
 def kept_fates(kept: list[Working]) -> dict[str, Fated]:
     """`{w.key: kept_fate(w) for w in kept}`, one shared `Fated` per distinct notes."""
-    history = {p: _SameFate(*_KEPT_AS[p]) for p in (False, True)}
+    history = kept_as()
     return {w.key: history[w.placeholder][w.notes] for w in kept}

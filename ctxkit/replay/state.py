@@ -30,7 +30,7 @@ from ctxkit.assembly.assemble import Fixed, fixed_parts, today
 from ctxkit.assembly.assemble import decided as decided_afresh
 from ctxkit.assembly.fates import Fated
 from ctxkit.assembly.system import Turn, turn_state
-from ctxkit.assembly.truncation import Answered, Truncation, kept_fate
+from ctxkit.assembly.truncation import Answered, SameFate, Truncation, kept_as, kept_fate
 from ctxkit.assembly.truncation import drop_orphans as drop_orphans_afresh
 from ctxkit.assembly.truncation import truncate as truncate_afresh
 from ctxkit.counting.measure import Counts, Meter, meter_for
@@ -79,6 +79,7 @@ class State:
         self.answers = Announcements()  # the window's tool calls and results by position (R-ASM-8)
         self.fated: list[Fated] = []  # each window message's fate when kept (`kept_fate`)
         self.truncated: list[Fated] = []  # each window message's fate when truncation leaves it out
+        self._kept_as, self._truncated_as = kept_as(), SameFate(Fate.TRUNCATED, "R-ASM-4", None)  # one per notes
         self.spans = Spans()  # the last span's fates
         self.noted = Noted()  # the last list a step gave, in pieces
 
@@ -359,8 +360,8 @@ class State:
     def _append(self, w: Working) -> None:
         """A working message at the window's end, with what is kept of it by position."""
         self.answers.append(len(self.works), w)
-        self.fated.append(kept_fate(w))
-        self.truncated.append(Fated(Fate.TRUNCATED, "R-ASM-4", None, w.notes))
+        self.fated.append(self._kept_as[w.placeholder][w.notes])  # `kept_fate(w)`, shared
+        self.truncated.append(self._truncated_as[w.notes])
         self.at[w.key] = len(self.works)
         self.works.append(w)
         self.copies.append(self._copy(w))
