@@ -22,13 +22,14 @@ from itertools import accumulate, compress, islice
 from operator import itemgetter
 
 from ctxkit.loading.cache_rules import Mode, Rules, rules
-from ctxkit.replay.prefix import common_prefix
+from ctxkit.replay.prefix import Columns, common_prefix
 from ctxkit.translate.items import Item
 
 __all__ = ["Cache", "Hit", "Keys", "Limit", "Mode", "Rules", "rules"]
 
 Keys = Sequence[Hashable]  # a prompt's item keys in order: strings, or the replay's numbers for them
 _KEY, _TOKENS, _BREAKPOINT, _FIRST = itemgetter(0), itemgetter(1), itemgetter(3), itemgetter(0)  # of an Item
+Tokens = Sequence[int] | None  # each item's tokens as a column, when the caller has them
 _CURRENT = 1 << 62  # an edge's `latest` while it lies on the last call's path: that call (`Cache._last`)
 
 
@@ -129,8 +130,11 @@ class Cache:
         self._edges: list[_Edge] = []
         self._marks: list[tuple[int, list[int]]] = []
 
-    def add(self, items: Sequence[Item], clock: datetime | None, keys: Keys | None = None) -> Hit:
-        """`keys` (each item's key, in order) may be passed when the caller already has them.
+    def add(
+        self, items: Sequence[Item], clock: datetime | None, keys: Keys | None = None, columns: Columns | None = None
+    ) -> Hit:
+        """`keys` (each item's key, in order) may be passed when the caller already has them;
+        `columns` (a replay's, `prefix.Columns`), the items' tokens and breakpoints as columns.
 
         Afterwards `overtaken` maps each earlier call this one overtook to the depth down to which
         it did: that call is no longer the latest through its items before that depth, so no later
@@ -149,14 +153,15 @@ class Cache:
         path = self._walk(keys, first, shared)
         common = path.common
         candidate = path.latest if common else (index - 1 if index > first else None)
-        prefix = sum(map(_TOKENS, islice(items, common)))
-        points = self._breakpoints(items)
+        tokens = columns.tokens if columns is not None else None
+        prefix = sum(islice(tokens, common)) if tokens is not None else sum(map(_TOKENS, islice(items, common)))
+        points = self._breakpoints(items, columns)
         self._read = 0
-        hit = self._apply(index, items, path, first, candidate, prefix, points)
+        hit = self._apply(index, items, path, first, candidate, prefix, points, tokens)
         if self.rules.mode is Mode.PREVIOUS:  # only this prompt can be a hit for the next call
             self._reset()
             shared = 0
-        self.overtaken = self._insert(index, items, keys, points, shared)
+        self.overtaken = self._insert(index, items, keys, points, shared, tokens)
         self._keys = keys
         return hit
 
@@ -171,13 +176,16 @@ class Cache:
         """The call wrote to the cache and no later call read what it wrote (call after the last)."""
         return index not in self._paid
 
-    def _breakpoints(self, items: Sequence[Item]) -> list[int]:
+    def _breakpoints(self, items: Sequence[Item], columns: Columns | None = None) -> list[int]:
         """The items after which this request stores a prefix (explicit and breakpoints modes).
 
         Anthropic: each block with `cache_control`. OpenAI GPT-5.6: the implicit breakpoint at the end
         of the newest message that is not the assistant's, and the latest marked ones, at most
         `max_writes` in all."""
-        marked = list(compress(range(len(items)), map(_BREAKPOINT, items)))
+        if columns is not None:
+            marked = columns.marked()
+        else:
+            marked = list(compress(range(len(items)), map(_BREAKPOINT, items)))
         if self.rules.mode is not Mode.BREAKPOINTS:
             return marked
         implicit = next((n for n in range(len(items) - 1, -1, -1) if items[n].role not in (None, "assistant")), None)
@@ -215,7 +223,9 @@ class Cache:
         marks.sort(reverse=True)
         return _Path(depth, latest, marks)
 
-    def _insert(self, index: int, items: Sequence[Item], keys: Keys, points: list[int], shared: int) -> dict[int, int]:
+    def _insert(
+        self, index: int, items: Sequence[Item], keys: Keys, points: list[int], shared: int, tokens: Tokens
+    ) -> dict[int, int]:
         edges, depths, marks = self._edges, self._depths, self._marks
         overtaken: dict[int, int] = {}
         edge, depth, n = self.root, 0, len(keys)
@@ -266,7 +276,7 @@ class Cache:
         self._edges, self._depths, self._marks, self._last = edges, depths, marks, index
         if not points:
             return overtaken
-        ends = _ends(items)
+        ends = _ends(items, tokens)
         for position in points:
             at = bisect_right(depths, position) - 1
             run_edge = edges[at]
@@ -293,11 +303,12 @@ class Cache:
         candidate: int | None,
         prefix: int,
         points: list[int],
+        tokens: Tokens = None,
     ) -> Hit:
         r = self.rules
         expired = index > 0 and first == index
         if r.mode.stores:
-            return self._stored(items, path, first, None if expired else candidate, prefix, expired, points)
+            return self._stored(items, path, first, None if expired else candidate, prefix, expired, points, tokens)
         cached, limit = prefix, None
         if r.mode is Mode.NONE and prefix:
             cached, limit = 0, Limit.UNCACHED
@@ -316,6 +327,7 @@ class Cache:
         prefix: int,
         expired: bool,
         points: list[int],
+        tokens: Tokens = None,
     ) -> Hit:
         """Read the longest stored prefix this call may reach; write up to its last breakpoint.
 
@@ -324,7 +336,7 @@ class Cache:
         `tool_use` (or `tool_result`) blocks as one position. breakpoints (OpenAI GPT-5.6): an exact
         match at any of the latest `considered` stored breakpoints on this prompt, no lookback."""
         r = self.rules
-        ends = _ends(items)
+        ends = _ends(items, tokens)
         lookback = r.lookback if r.mode is Mode.EXPLICIT else None
         positions = _positions(items) if lookback is not None else None
         window = lookback or 0
@@ -358,9 +370,10 @@ class Cache:
         return Hit(candidate, expired, path.common, prefix, read, written, limit)
 
 
-def _ends(items: Sequence[Item]) -> list[int]:
-    """Tokens of each leading run of items: `ends[n]` = the first n items' tokens."""
-    return list(accumulate(map(_TOKENS, items), initial=0))
+def _ends(items: Sequence[Item], tokens: Tokens = None) -> list[int]:
+    """Tokens of each leading run of items: `ends[n]` = the first n items' tokens (`tokens`: each
+    item's, when the caller has them as a column)."""
+    return list(accumulate(tokens if tokens is not None else map(_TOKENS, items), initial=0))
 
 
 def _positions(items: Sequence[Item]) -> list[int]:

@@ -27,7 +27,7 @@ from ctxkit.replay.cost import Pricer
 from ctxkit.replay.prefix import Numbers
 from ctxkit.replay.state import State
 from ctxkit.replay.warned import Warned
-from ctxkit.translate.items import priming_tokens, prompt_items, prompt_tokens
+from ctxkit.translate.items import priming_tokens, prompt_items
 
 if TYPE_CHECKING:
     from ctxkit.counting.measure import Meter
@@ -129,13 +129,14 @@ class _Loop:
         meter = result.assembly.meter
         request = prompt_items(result.payload, meter=meter, memo=self.state.items)
         items = request.items  # the tuple: the cache reads it in C
-        prompt = prompt_tokens(items, priming_tokens(result.payload, meter=meter))
+        columns = self.numbers.columns(items)  # keys as numbers (4 bytes an item), tokens, breakpoints
+        prompt = sum(columns.tokens) + priming_tokens(result.payload, meter=meter)  # `prompt_tokens` (R-RPL-4)
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         for w in result.typed_warnings(self._settings_warnings(result.assembly.eff)):  # R-ASM-9's: see `Warned`
             over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
             self.warned.add(index, call.label, w, over)
-        keys = self.numbers.of(items)  # 4 bytes an item
-        hit = self.cache.add(items, call.clock, keys)
+        keys = columns.keys
+        hit = self.cache.add(items, call.clock, keys, columns)
         view, dropped = breaks.view(result, request, keys, call.user.id)
         against = hit.candidate if not hit.expired else index - 1
         other = self.views.get(against) if against is not None and against >= 0 else None

@@ -13,16 +13,16 @@ from array import array
 from collections.abc import Iterator, Sequence
 from itertools import islice, repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxkit.translate.itemmemo import REACH, Run, common_prefix
 
 if TYPE_CHECKING:
     from ctxkit.translate.items import Item
 
-__all__ = ["Numbers", "common_prefix", "each", "runs"]
+__all__ = ["Columns", "Numbers", "common_prefix", "each", "runs"]
 
-_KEY = itemgetter(0)  # an Item's key
+_KEY, _TOKENS, _BREAKPOINT = itemgetter(0), itemgetter(1), itemgetter(3)  # of an Item
 
 
 def runs(new: Sequence[object], old: Sequence[object]) -> list[Run]:
@@ -56,25 +56,50 @@ def each(values: list[Any], value: object) -> Iterator[int]:
         return
 
 
+class Columns(NamedTuple):
+    """A prompt's items as the cache and the breaks read them, one column each (R-RPL-9)."""
+
+    keys: array[int]  # each item's key number (`Numbers`)
+    tokens: array[int]  # each item's tokens
+    marks: bytes  # 1 where the item carries a cache breakpoint, else 0
+
+    def marked(self) -> list[int]:
+        """The positions of the items that carry a breakpoint, each found in C."""
+        out, n = [], self.marks.find(1)
+        while n >= 0:
+            out.append(n)
+            n = self.marks.find(1, n + 1)
+        return out
+
+
 class Numbers:
     """Each distinct item key's number, in order of first appearance (the trie and the views hold
-    numbers, 4 bytes an item). The runs of items the last prompt sent too (the same objects) take
-    its numbers as slices; the rest are looked up in C, and only a new key is numbered one by one."""
+    numbers, 4 bytes an item). The runs of items the last prompt sent too (equal items) take
+    its columns (numbers, tokens, breakpoints) as slices; the rest are looked up in C, and only a
+    new key is numbered one by one."""
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
-        self._last: tuple[Sequence[Item], array[int]] = ((), array("i"))
+        self._last: tuple[Sequence[Item], Columns] = ((), Columns(array("i"), array("q"), b""))
 
     def of(self, items: Sequence[Item]) -> array[int]:
+        return self.columns(items).keys
+
+    def columns(self, items: Sequence[Item]) -> Columns:
         before, lent = self._last
-        numbers, at = array("i"), 0
+        numbers, tokens, marks, at = array("i"), array("q"), [], 0
         for i, j, k in [*runs(items, before), (len(items), 0, 0)]:
             if at < i:
                 numbers += self._looked(items, at, i)
-            numbers += lent[j : j + k]
+                tokens += array("q", map(_TOKENS, islice(items, at, i)))
+                marks.append(bytes(map(_BREAKPOINT, islice(items, at, i))))
+            numbers += lent.keys[j : j + k]
+            tokens += lent.tokens[j : j + k]
+            marks.append(lent.marks[j : j + k])
             at = i + k
-        self._last = (items, numbers)
-        return numbers
+        made = Columns(numbers, tokens, b"".join(marks))
+        self._last = (items, made)
+        return made
 
     def _looked(self, items: Sequence[Item], start: int, end: int) -> array[int]:
         keys = list(map(_KEY, islice(items, start, end)))
