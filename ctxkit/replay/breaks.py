@@ -19,7 +19,7 @@ from ctxkit.history.tree import Ancestry
 from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.replay.cache import Keys
 from ctxkit.replay.causes import Cause
-from ctxkit.replay.earlier import CallContext, Earlier, Sides, Source
+from ctxkit.replay.earlier import W_SIDE, CallContext, Earlier, Sides, Source
 from ctxkit.translate.items import Item, Prompt, canonical
 
 if TYPE_CHECKING:
@@ -59,7 +59,6 @@ CAUSE_RULES = {  # the causes a fixture's replay finds, first match wins, and th
     Cause.OTHER: "R-RPL-6",
 }
 DRIFTING = frozenset({Origin.CUSTOM_AGENT, Origin.DOCUMENTS, Origin.PROJECT_READ_FILE, Origin.FORGOTTEN_FILES})
-STORED = frozenset({Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER})
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +78,8 @@ class MappedCall:
     model: str = ""  # the model the request names
     settings: tuple[tuple[str, str], ...] = ()  # the keyed settings sent (name, canonical JSON), R-LOG-2
 
-    def source(self, index: int) -> Source:
-        w, segment = self.messages[index], self.segment_of[index]
-        stored = w.source_id if w.origin in STORED else None
-        name = str(segment) if segment is not None else None
-        return Source(w.key, w.kind, w.origin, w.file_id or w.source_id, stored, name, w.placeholder)
+    def source(self, index: int) -> Source | None:
+        return Source.of(W_SIDE(self.messages[index]), self.segment_of[index])
 
     def item(self, n: int) -> Item | None:
         return self.items[n] if n < len(self.items) else None
@@ -171,12 +167,12 @@ def placed_segments(a: Assembly) -> list[Segment | None]:
     return placed
 
 
-def _side(v: Candidate, n: int, item: Item | None) -> dict[str, Any] | None:
+def _side(item: Item | None, s: Source | None) -> dict[str, Any] | None:
+    """A break's side: its item and the working message behind it (`source_at`)."""
     if item is None:
         return None
     if item.role is None:
         return {"kind": "tools", "id": None, "segment": None}
-    s = v.source_at(n)
     if s is None:
         return {"kind": item.role, "id": None, "segment": None}
     return {"kind": s.kind, "id": s.id, "segment": s.segment}
@@ -199,11 +195,12 @@ def find(
             cause, changed = Cause.PARAMETERS, _changed(dict(this.settings), dict(cand.settings))
         setting = {"kind": "setting", "id": ", ".join(changed), "segment": None}
         return Break(cause, CAUSE_RULES[cause], common, setting, setting, lost)
-    else:
-        cause, rule = _cause(this, dropped, cand, common, ancestry)
+    s_mine, s_theirs = this.source_at(common), cand.source_at(common)  # the working messages behind, made once
+    if not expired:
+        cause, rule = _cause(this, dropped, cand, common, ancestry, s_mine, s_theirs)
     if mine is None:
         return Break(cause, rule, None, None, None, lost)
-    return Break(cause, rule, common, _side(this, common, mine), _side(cand, common, theirs), lost)
+    return Break(cause, rule, common, _side(mine, s_mine), _side(theirs, s_theirs), lost)
 
 
 def _changed(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
@@ -230,7 +227,17 @@ def _lost(mine: Sequence[Item], theirs: Keys, keys: Keys | None = None) -> int:
     return lost
 
 
-def _cause(this: MappedCall, dropped: Dropped, cand: Candidate, common: int, ancestry: Ancestry) -> tuple[Cause, str]:
+def _cause(
+    this: MappedCall,
+    dropped: Dropped,
+    cand: Candidate,
+    common: int,
+    ancestry: Ancestry,
+    s_mine: Source | None,
+    s_theirs: Source | None,
+) -> tuple[Cause, str]:
+    """The cause of the break at item `common`; `s_mine`, `s_theirs`: the working messages
+    behind that item on each side (`source_at`)."""
     mine, theirs = this.item(common), cand.item(common)
 
     def found(cause: Cause, rule: str | None = None) -> tuple[Cause, str]:
@@ -240,7 +247,6 @@ def _cause(this: MappedCall, dropped: Dropped, cand: Candidate, common: int, anc
         return found(Cause.APPEND)
     if mine.role is None or (theirs is not None and theirs.role is None):
         return found(Cause.TOOLS)  # the tool-definitions item has no role
-    s_mine, s_theirs = this.source_at(common), cand.source_at(common)
     if (s_mine is not None and s_mine.kind is Kind.SYSTEM) or (s_theirs is not None and s_theirs.kind is Kind.SYSTEM):
         if this.system is not None and cand.system is not None and this.date and cand.date and this.date != cand.date:
             if cand.system.replace(cand.date, this.date) == this.system:

@@ -38,6 +38,18 @@ class Source:
     segment: str | None
     placeholder: bool
 
+    @staticmethod
+    def of(side: tuple[Any, ...], segment: Segment | None) -> Source | None:
+        """The source of a working message's side (`W_SIDE`: key, kind, origin, file id,
+        stored id, placeholder) in `segment`; None for the pad (no working message)."""
+        key, kind, origin, file_id, source_id, placeholder = side
+        if key is None:
+            return None
+        stored = source_id if origin in STORED else None
+        return Source(
+            key, kind, origin, file_id or source_id, stored, str(segment) if segment is not None else None, placeholder
+        )
+
 
 class CallContext(NamedTuple):
     """What a break reads of an earlier call besides its items."""
@@ -54,8 +66,8 @@ class Sides:
     an earlier call keeps one number per item instead of its assembled list (R-RPL-9)."""
 
     def __init__(self) -> None:
-        self.table: list[tuple[int, str | None, bool, Source | None]] = []
-        self._ids: dict[tuple[Any, ...], int] = {}
+        self.table: list[Side] = []  # each side as numbered: its Source is made when a break reads it
+        self._ids: dict[Side, int] = {}
         self._texts: dict[str, str] = {}
         self._last: tuple[_Placed, array[int]] = (_Placed((), [], []), array("i"))  # the last view numbered
         self._whole_last: tuple[MappedCall | None, array[int]] = (None, array("i"))  # the last plain view, whole
@@ -90,7 +102,7 @@ class Sides:
                     common_prefix(mine.segments[i : i + k], before.segments[j : j + k]),
                 )
             if done < i:
-                found += self._looked(view, start + done, mine.items[done:i], mine.ws[done:i], mine.segments[done:i])
+                found += self._looked(mine.items[done:i], mine.ws[done:i], mine.segments[done:i])
             found += lent[j : j + k]
             done = i + k
         self._last = (mine, found)
@@ -107,24 +119,21 @@ class Sides:
             if k and there is not None:
                 k = _alike(here, i, there, j, k)
             if done < i:
-                found += self._looked(view, done, items[done:i], *here.placed(done, i))
+                found += self._looked(items[done:i], *here.placed(done, i))
             found += lent[j : j + k]
             done = i + k
         self._whole_last = (view, found)
         return found
 
-    def _looked(
-        self, view: MappedCall, first: int, items: Sequence[Item], ws: Sequence[Any], segments: Sequence[Segment | None]
-    ) -> array[int]:
-        """The numbers of `items` (the view's from item `first` on), on working messages `ws` in
-        `segments`, each side looked up in C."""
-        keys = list(zip(map(_ITEM_SIDE, items), map(_W_SIDE, ws), segments, strict=True))
+    def _looked(self, items: Sequence[Item], ws: Sequence[Any], segments: Sequence[Segment | None]) -> array[int]:
+        """The numbers of `items`, on working messages `ws` in `segments`, each side looked up in C."""
+        keys: list[Side] = list(zip(map(_ITEM_SIDE, items), map(W_SIDE, ws), segments, strict=True))
         found = list(map(self._ids.get, keys, repeat(-1)))
         for n in each(found, -1):
             got = self._ids.get(keys[n])
             if got is None:  # not even earlier in this call
                 got = self._ids[keys[n]] = len(self.table)
-                self.table.append((*keys[n][0], view.source_at(first + n)))  # tokens, role, breakpoint, source
+                self.table.append(keys[n])
             found[n] = got
         return array("i", found)
 
@@ -187,7 +196,10 @@ class _Placed(NamedTuple):
 
 _PAD = SimpleNamespace(key=None, kind=None, origin=None, file_id=None, source_id=None, placeholder=None)  # no message
 _ITEM_SIDE = itemgetter(1, 2, 3)  # an Item's tokens, role, breakpoint
-_W_SIDE = attrgetter("key", "kind", "origin", "file_id", "source_id", "placeholder")
+W_SIDE = attrgetter("key", "kind", "origin", "file_id", "source_id", "placeholder")
+STORED = frozenset({Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER})
+# an item's side: its (tokens, role, breakpoint), its working message's `W_SIDE` and segment
+Side = tuple[tuple[int, str | None, bool], tuple[Any, ...], Segment | None]
 
 
 class Earlier:
@@ -222,7 +234,7 @@ class Earlier:
         keys: Keys,
         offset: int,
         sides: array[int],
-        table: list[tuple[int, str | None, bool, Source | None]],
+        table: list[Side],
         call: CallContext,
     ) -> None:
         self.start, self.length = start, length
@@ -230,7 +242,7 @@ class Earlier:
         self._sides, self._table, self._call = sides, table, call
         self.user, self.system, self.date, self.model, self.settings = call
 
-    def _side(self, n: int) -> tuple[int, str | None, bool, Source | None] | None:
+    def _side(self, n: int) -> Side | None:
         if n >= self.length:
             return None
         if n < self.start:
@@ -241,7 +253,7 @@ class Earlier:
         side = self._side(n)
         if side is None:
             return None
-        tokens, role, breakpoint, _ = side
+        tokens, role, breakpoint = side[0]
         key = self.keys[n - self.start + self._offset]  # as the trie holds it: a number in a replay
         return Item(str(key), tokens, role, breakpoint)
 
@@ -252,7 +264,7 @@ class Earlier:
 
     def source_at(self, n: int) -> Source | None:
         side = self._side(n)
-        return side[3] if side is not None else None
+        return Source.of(side[1], side[2]) if side is not None else None
 
     def trimmed(self, start: int, sides: Sides) -> Earlier | None:
         if start >= self.length:
