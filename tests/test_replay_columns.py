@@ -57,3 +57,52 @@ def test_r_rpl_5_the_cache_reads_columns_as_it_reads_items(provider: str, model:
         prompt = (Item(f"s{n // 7}", 900, "system", True), *history[n // 3 :])
         cols = numbers.columns(prompt)
         assert columned.add(prompt, None, cols.keys, cols) == plain.add(prompt, None), n
+
+
+@pytest.mark.parametrize(("provider", "window"), [("openai", 3000), ("openai", None), ("anthropic", 3000)])
+def test_r_rpl_6_lost_tokens_from_the_columns_equal_the_sets(
+    provider: str, window: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A break's lost tokens against the last call, read off the columns (the tokens from the
+    break on, less the items the last call did not send), equal `_lost` over the two calls' keys."""
+    from ctxkit.replay import breaks
+
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(bench_history(120)), encoding="utf-8")
+    lost = breaks.MappedCall.lost
+    quick = [0]
+
+    def checked(self: breaks.MappedCall, cand: Any, common: int) -> int:
+        got = lost(self, cand, common)
+        assert got == breaks._lost(self.items[common:], cand.keys_from(common), self.keys_from(common))
+        quick[0] += self.columns is not None and cand.keys is self.columns.last_keys and self.columns.distinct
+        return got
+
+    monkeypatch.setattr(breaks.MappedCall, "lost", checked)
+    model = "claude-sonnet-4-5" if provider == "anthropic" else None
+    done = driver.replay(load_fixture(str(path)), Options(provider=provider, model=model, max_input_tokens=window))
+    assert quick[0] > len(done.calls) // 2
+
+
+def test_r_rpl_9_carried_key_counts_follow_repeated_keys() -> None:
+    """The last call's keys, counted and carried by runs, say whether a call sends a key twice and
+    which items in no run the last call did not send, on windows that slide, repeat and jump."""
+    import random
+
+    from ctxkit.translate.items import Item
+
+    rng = random.Random(7)
+    numbers = prefix.Numbers()
+    stream = [Item(f"k{rng.randrange(12)}", 10, "user") for _ in range(400)]
+    before: list[int] = []
+    for _ in range(120):
+        start = rng.randrange(len(stream) - 30)
+        prompt = tuple(stream[start : start + rng.randrange(1, 30)])
+        if rng.random() < 0.3:
+            prompt = (Item("s", 5, "system"), *prompt)
+        cols = numbers.columns(prompt)
+        keys = list(cols.keys)
+        assert cols.distinct == (len(set(keys)) == len(keys))
+        covered = {i + t for i, _, k in cols.runs for t in range(k)}
+        assert list(cols.unsent) == [p for p, key in enumerate(keys) if p not in covered and key not in before]
+        before = keys

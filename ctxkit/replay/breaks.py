@@ -20,6 +20,7 @@ from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.replay.cache import Keys
 from ctxkit.replay.causes import Cause
 from ctxkit.replay.earlier import W_SIDE, CallContext, Earlier, Sides, Source
+from ctxkit.replay.prefix import Columns
 from ctxkit.translate.items import Item, Prompt, canonical
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class MappedCall:
     date: str | None
     model: str = ""  # the model the request names
     settings: tuple[tuple[str, str], ...] = ()  # the keyed settings sent (name, canonical JSON), R-LOG-2
+    columns: Columns | None = None  # a replay's columns of its items (`prefix.Numbers.columns`)
 
     def source(self, index: int) -> Source | None:
         return Source.of(W_SIDE(self.messages[index]), self.segment_of[index])
@@ -86,6 +88,21 @@ class MappedCall:
 
     def keys_from(self, n: int) -> Keys:
         return self.keys[n:]
+
+    def lost(self, cand: Candidate, common: int) -> int:
+        """`_lost` of this call's items from `common` on against the candidate's. Against the
+        last call, when this call sends no key twice and starts with the candidate's first
+        `common` keys: an item in a run both share has its key in the candidate's items from
+        `common` on (the key sits at the same place in both), and so has an item in no run
+        whose key the last call sent; the others are `columns.unsent`. So the tokens lost are
+        those from `common` on, less the unsent ones: no set of the window is built."""
+        c = self.columns
+        if c is None or not c.distinct or not isinstance(cand, MappedCall) or cand.keys is not c.last_keys:
+            return _lost(self.items[common:], cand.keys_from(common), self.keys_from(common))
+        if c.keys[:common] != c.last_keys[:common]:
+            return _lost(self.items[common:], cand.keys_from(common), self.keys_from(common))
+        tokens = c.tokens
+        return sum(tokens[common:]) - sum(tokens[p] for p in c.unsent if p >= common)
 
     def source_at(self, n: int) -> Source | None:
         at = self.items.source(n) if n < len(self.items) else None
@@ -137,7 +154,9 @@ class Break:
         return {"item": self.item, "this": self.this, "candidate": self.candidate}
 
 
-def view(result: Result, items: Prompt, keys: Keys, user: str) -> tuple[MappedCall, Dropped]:
+def view(
+    result: Result, items: Prompt, keys: Keys, user: str, columns: Columns | None = None
+) -> tuple[MappedCall, Dropped]:
     from ctxkit.assembly.system import format_date
 
     a = result.assembly
@@ -150,7 +169,7 @@ def view(result: Result, items: Prompt, keys: Keys, user: str) -> tuple[MappedCa
     keyed = providers.spec(result.payload.provider).keyed_settings
     head = result.payload.head  # the body's fields but its messages: not built for a replayed call
     settings = tuple((n, canonical(head[n])) for n in keyed if head.get(n) is not None)
-    here = MappedCall(items, keys, a.messages, segment_of, user, system, date, a.eff.model, settings)
+    here = MappedCall(items, keys, a.messages, segment_of, user, system, date, a.eff.model, settings, columns)
     return here, Dropped(a.fates, capped)
 
 
@@ -185,7 +204,7 @@ def find(
         return Break(Cause.FIRST_CALL, CAUSE_RULES[Cause.FIRST_CALL], None, None, None, 0)
     mine = this.item(common)
     theirs = cand.item(common)
-    lost = _lost(this.items[common:], cand.keys_from(common), this.keys_from(common))
+    lost = this.lost(cand, common)
     if expired:
         cause, rule = Cause.EXPIRED, CAUSE_RULES[Cause.EXPIRED]
     elif this.model != cand.model or this.settings != cand.settings:  # the provider keys its cache on these

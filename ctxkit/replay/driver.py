@@ -137,7 +137,7 @@ class _Loop:
             self.warned.add(index, call.label, w, over)
         keys = columns.keys
         hit = self.cache.add(items, call.clock, keys, columns)
-        view, dropped = breaks.view(result, request, keys, call.user.id)
+        view, dropped = breaks.view(result, request, keys, call.user.id, columns)
         against = hit.candidate if not hit.expired else index - 1
         other = self.views.get(against) if against is not None and against >= 0 else None
         common = 0 if hit.expired else hit.common  # expired: nothing of the previous call is reusable

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ctxkit.history.working import Kind, Origin, Segment
 from ctxkit.replay.cache import Keys
 from ctxkit.replay.prefix import common_prefix, each, runs
+from ctxkit.translate.itemmemo import Run
 from ctxkit.translate.items import Item
 
 if TYPE_CHECKING:
@@ -115,7 +116,13 @@ class Sides:
         last, lent = self._whole_last
         there = _Plain.of(last) if last is not None else None
         found, done = array("i"), 0
-        for i, j, k in [*(runs(items, last.items.items) if last is not None else ()), (len(items), 0, 0)]:
+        shared: Sequence[Run] = ()
+        if last is not None:  # the runs the call's columns found against the same items, or found now
+            made = view.columns
+            shared = (
+                made.runs if made is not None and made.before is last.items.items else runs(items, last.items.items)
+            )
+        for i, j, k in [*shared, (len(items), 0, 0)]:
             if k and there is not None:
                 k = _alike(here, i, there, j, k)
             if done < i:

@@ -57,11 +57,17 @@ def each(values: list[Any], value: object) -> Iterator[int]:
 
 
 class Columns(NamedTuple):
-    """A prompt's items as the cache and the breaks read them, one column each (R-RPL-9)."""
+    """A prompt's items as the cache and the breaks read them, one column each, and what they
+    share with the last call's (R-RPL-9)."""
 
     keys: array[int]  # each item's key number (`Numbers`)
     tokens: array[int]  # each item's tokens
     marks: bytes  # 1 where the item carries a cache breakpoint, else 0
+    before: Sequence[Item] = ()  # the last call's items
+    runs: Sequence[Run] = ()  # the runs of equal items this call shares with `before` (`runs`)
+    last_keys: array[int] | None = None  # the last call's key numbers
+    unsent: Sequence[int] = ()  # the items in no run whose key the last call did not send
+    distinct: bool = False  # no key twice in this call
 
     def marked(self) -> list[int]:
         """The positions of the items that carry a breakpoint, each found in C."""
@@ -76,11 +82,13 @@ class Numbers:
     """Each distinct item key's number, in order of first appearance (the trie and the views hold
     numbers, 4 bytes an item). The runs of items the last prompt sent too (equal items) take
     its columns (numbers, tokens, breakpoints) as slices; the rest are looked up in C, and only a
-    new key is numbered one by one."""
+    new key is numbered one by one. The last call's keys are kept counted (`_counts`), carried
+    the same way: the items in no run leave or join them."""
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
         self._last: tuple[Sequence[Item], Columns] = ((), Columns(array("i"), array("q"), b""))
+        self._counts: dict[int, int] = {}  # the last call's key numbers, each with how often it sent it
 
     def of(self, items: Sequence[Item]) -> array[int]:
         return self.columns(items).keys
@@ -88,16 +96,35 @@ class Numbers:
     def columns(self, items: Sequence[Item]) -> Columns:
         before, lent = self._last
         numbers, tokens, marks, at = array("i"), array("q"), [], 0
-        for i, j, k in [*runs(items, before), (len(items), 0, 0)]:
+        shared = runs(items, before)
+        fresh: list[int] = []  # the items in no run
+        for i, j, k in [*shared, (len(items), 0, 0)]:
             if at < i:
                 numbers += self._looked(items, at, i)
                 tokens += array("q", map(_TOKENS, islice(items, at, i)))
                 marks.append(bytes(map(_BREAKPOINT, islice(items, at, i))))
+                fresh += range(at, i)
             numbers += lent.keys[j : j + k]
             tokens += lent.tokens[j : j + k]
             marks.append(lent.marks[j : j + k])
             at = i + k
-        made = Columns(numbers, tokens, b"".join(marks))
+        counts = self._counts
+        unsent = [p for p in fresh if numbers[p] not in counts]
+        gone: list[int] = []
+        then = 0
+        for _, j, k in [*shared, (0, len(before), 0)]:  # the last call's items in no run
+            gone += range(then, j)
+            then = j + k
+        for q in gone:
+            key = lent.keys[q]
+            if counts[key] > 1:
+                counts[key] -= 1
+            else:
+                del counts[key]
+        for p in fresh:
+            counts[numbers[p]] = counts.get(numbers[p], 0) + 1
+        distinct = len(counts) == len(items)
+        made = Columns(numbers, tokens, b"".join(marks), before, shared, lent.keys, unsent, distinct)
         self._last = (items, made)
         return made
 
