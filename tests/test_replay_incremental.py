@@ -92,8 +92,9 @@ def test_r_rpl_9_sides_numbered_in_c_and_lost_tokens_equal_the_item_by_item_way(
     monkeypatch: Any, tmp_path: Any
 ) -> None:
     """`Sides.numbers` (keys built and looked up in C) gives each kept item the side the item by
-    item way gives, and `_lost` with no key twice (a set, in C) the tokens the counting loop gives,
-    on every replay fixture and a history whose window truncates."""
+    item way gives, and `_lost` with no key twice (a set, in C) and `MappedCall.lost` (read off the
+    columns) the tokens the counting loop gives, on every replay fixture and a history whose
+    window truncates."""
     import json
     from collections import Counter
 
@@ -105,29 +106,46 @@ def test_r_rpl_9_sides_numbered_in_c_and_lost_tokens_equal_the_item_by_item_way(
     from .conftest import FIXTURES
     from .helpers import bench_history
 
-    numbers, lost = breaks.Sides.numbers, breaks._lost
+    numbers, lost, lost_from_columns = breaks.Sides.numbers, breaks._lost, breaks.MappedCall.lost
     checked = Counter[str]()
 
     def numbered(sides: breaks.Sides, view: breaks.MappedCall, start: int) -> Any:
         found = numbers(sides, view, start)
         for n, number in enumerate(found, start):
             item = view.items[n]
-            assert sides.table[number] == (item.tokens, item.role, item.breakpoint, view.source_at(n))
+            own, side, segment = sides.table[number]
+            assert (*own, breaks.Source.of(side, segment)) == (
+                item.tokens,
+                item.role,
+                item.breakpoint,
+                view.source_at(n),
+            )
             checked["sides"] += 1
         return found
 
-    def counted(mine: Any, theirs: Any, keys: Any = None) -> int:
+    def one_by_one(mine: Any, theirs: Any, keys: Any = None) -> int:
         unused, expected = Counter(theirs), 0
         for item, key in zip(mine, keys if keys is not None else [i.key for i in mine], strict=True):
             if unused[key] > 0:
                 unused[key] -= 1
                 expected += item.tokens
+        return expected
+
+    def counted(mine: Any, theirs: Any, keys: Any = None) -> int:
+        expected = one_by_one(mine, theirs, keys)
         assert lost(mine, theirs, keys) == expected
+        checked["lost"] += 1
+        return expected
+
+    def counted_from_columns(view: breaks.MappedCall, cand: Any, common: int) -> int:
+        expected = one_by_one(view.items[common:], cand.keys_from(common), view.keys_from(common))
+        assert lost_from_columns(view, cand, common) == expected
         checked["lost"] += 1
         return expected
 
     monkeypatch.setattr(breaks.Sides, "numbers", numbered)
     monkeypatch.setattr(breaks, "_lost", counted)
+    monkeypatch.setattr(breaks.MappedCall, "lost", counted_from_columns)
     path = tmp_path / "h.json"
     path.write_text(json.dumps(bench_history(120)), encoding="utf-8")
     for name in [*sorted((FIXTURES / "replay").glob("*.yaml")), path]:
