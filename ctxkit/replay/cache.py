@@ -29,7 +29,6 @@ __all__ = ["Cache", "Hit", "Keys", "Limit", "Mode", "Rules", "rules"]
 
 Keys = Sequence[Hashable]  # a prompt's item keys in order: strings, or the replay's numbers for them
 _KEY, _TOKENS, _BREAKPOINT, _FIRST = itemgetter(0), itemgetter(1), itemgetter(3), itemgetter(0)  # of an Item
-Tokens = Sequence[int] | None  # each item's tokens as a column, when the caller has them
 _CURRENT = 1 << 62  # an edge's `latest` while it lies on the last call's path: that call (`Cache._last`)
 
 
@@ -116,6 +115,7 @@ class Cache:
         self.clocks: list[datetime | None] = []
         self.window_start = 0  # the oldest call still within the TTL of the newest
         self._read = 0  # items the current call read (its stored prefix), for `_insert`
+        self._tokens: Sequence[int] | None = None  # the current call's tokens column, when given
         self._paid: set[int] = set()  # calls whose write a later call read
         self.overtaken: dict[int, int] = {}  # see `add`
         self.incremental = True
@@ -153,15 +153,15 @@ class Cache:
         path = self._walk(keys, first, shared)
         common = path.common
         candidate = path.latest if common else (index - 1 if index > first else None)
-        tokens = columns.tokens if columns is not None else None
+        self._tokens = tokens = columns.tokens if columns is not None else None  # for `_ends`
         prefix = sum(islice(tokens, common)) if tokens is not None else sum(map(_TOKENS, islice(items, common)))
         points = self._breakpoints(items, columns)
         self._read = 0
-        hit = self._apply(index, items, path, first, candidate, prefix, points, tokens)
+        hit = self._apply(index, items, path, first, candidate, prefix, points)
         if self.rules.mode is Mode.PREVIOUS:  # only this prompt can be a hit for the next call
             self._reset()
             shared = 0
-        self.overtaken = self._insert(index, items, keys, points, shared, tokens)
+        self.overtaken = self._insert(index, items, keys, points, shared)
         self._keys = keys
         return hit
 
@@ -182,10 +182,7 @@ class Cache:
         Anthropic: each block with `cache_control`. OpenAI GPT-5.6: the implicit breakpoint at the end
         of the newest message that is not the assistant's, and the latest marked ones, at most
         `max_writes` in all."""
-        if columns is not None:
-            marked = columns.marked()
-        else:
-            marked = list(compress(range(len(items)), map(_BREAKPOINT, items)))
+        marked = columns.marked() if columns else list(compress(range(len(items)), map(_BREAKPOINT, items)))
         if self.rules.mode is not Mode.BREAKPOINTS:
             return marked
         implicit = next((n for n in range(len(items) - 1, -1, -1) if items[n].role not in (None, "assistant")), None)
@@ -223,9 +220,7 @@ class Cache:
         marks.sort(reverse=True)
         return _Path(depth, latest, marks)
 
-    def _insert(
-        self, index: int, items: Sequence[Item], keys: Keys, points: list[int], shared: int, tokens: Tokens
-    ) -> dict[int, int]:
+    def _insert(self, index: int, items: Sequence[Item], keys: Keys, points: list[int], shared: int) -> dict[int, int]:
         edges, depths, marks = self._edges, self._depths, self._marks
         overtaken: dict[int, int] = {}
         edge, depth, n = self.root, 0, len(keys)
@@ -276,7 +271,7 @@ class Cache:
         self._edges, self._depths, self._marks, self._last = edges, depths, marks, index
         if not points:
             return overtaken
-        ends = _ends(items, tokens)
+        ends = _ends(items, self._tokens)
         for position in points:
             at = bisect_right(depths, position) - 1
             run_edge = edges[at]
@@ -303,12 +298,11 @@ class Cache:
         candidate: int | None,
         prefix: int,
         points: list[int],
-        tokens: Tokens = None,
     ) -> Hit:
         r = self.rules
         expired = index > 0 and first == index
         if r.mode.stores:
-            return self._stored(items, path, first, None if expired else candidate, prefix, expired, points, tokens)
+            return self._stored(items, path, first, None if expired else candidate, prefix, expired, points)
         cached, limit = prefix, None
         if r.mode is Mode.NONE and prefix:
             cached, limit = 0, Limit.UNCACHED
@@ -327,7 +321,6 @@ class Cache:
         prefix: int,
         expired: bool,
         points: list[int],
-        tokens: Tokens = None,
     ) -> Hit:
         """Read the longest stored prefix this call may reach; write up to its last breakpoint.
 
@@ -336,7 +329,7 @@ class Cache:
         `tool_use` (or `tool_result`) blocks as one position. breakpoints (OpenAI GPT-5.6): an exact
         match at any of the latest `considered` stored breakpoints on this prompt, no lookback."""
         r = self.rules
-        ends = _ends(items, tokens)
+        ends = _ends(items, self._tokens)
         lookback = r.lookback if r.mode is Mode.EXPLICIT else None
         positions = _positions(items) if lookback is not None else None
         window = lookback or 0
@@ -370,9 +363,8 @@ class Cache:
         return Hit(candidate, expired, path.common, prefix, read, written, limit)
 
 
-def _ends(items: Sequence[Item], tokens: Tokens = None) -> list[int]:
-    """Tokens of each leading run of items: `ends[n]` = the first n items' tokens (`tokens`: each
-    item's, when the caller has them as a column)."""
+def _ends(items: Sequence[Item], tokens: Sequence[int] | None) -> list[int]:
+    """`ends[n]` = the first n items' tokens (`tokens`: each item's, when the caller has the column)."""
     return list(accumulate(tokens if tokens is not None else map(_TOKENS, items), initial=0))
 
 
