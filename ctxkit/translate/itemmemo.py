@@ -28,6 +28,7 @@ Run = tuple[int, int, int]  # (start now, start in the last sequence, length)
 
 _PARTS, _SIGN = attrgetter("parts"), attrgetter("frame", "role")
 REACH = 128  # how far past the last run a run's first object is looked for
+_NEAR = 8  # how far past a message that differs the next one in place is looked for
 T = TypeVar("T")
 # how far a run that starts at new[i] = old[j] goes on (at least 1, at most the last argument)
 Extend = Callable[[Sequence[T], int, Sequence[T], int, int], int]
@@ -170,9 +171,9 @@ def _in_place(new: Sequence[Sent], old: Sequence[Sent]) -> list[Run]:
     out: list[Run] = []
     i, most = 0, min(len(new), len(old))
     while i < most:
-        if new[i] is not old[i]:  # on to the next message that is the same object, found in C
-            i = next(compress(count(i), map(is_, islice(new, i, most), islice(old, i, most))), most)
-            continue
+        if new[i] is not old[i]:  # on to the next message that is the same object a little way on, found in C
+            i = next(compress(count(i), map(is_, islice(new, i, min(most, i + _NEAR)), islice(old, i, most))), most)
+            continue  # none near: the window moved (`_moved` finds the runs from here)
         k = common_prefix(new[i:most], old[i:most])
         out.append((i, i, k))
         i += k
