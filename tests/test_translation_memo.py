@@ -83,6 +83,8 @@ def test_r_rpl_9_memo_names_and_positions_equal_afresh(seed: int) -> None:
         assert memo.names == names
         assert memo.renamed == {i for i in {*names, *last} if names.get(i) != last.get(i)}
         assert memo.results == [p for p, w in enumerate(window) if w.tool_call_id is not None]
+        answering = {p for p, w in enumerate(window) if w.tool_call_id in memo.renamed}
+        assert {*memo.answering(memo.renamed), *memo.fresh} == {*answering, *memo.fresh}
         carried = memo.carried(last_window)
         assert [p for p, w in enumerate(carried) if w is None] == memo.fresh
         assert all(w == window[p] for p, w in enumerate(carried) if w is not None)
@@ -232,3 +234,22 @@ def test_r_rpl_9_each_payload_message_content_is_keyed_once(tmp_path: Path, monk
     driver.replay(load_fixture(str(tmp_path / "h.json")), Options(max_input_tokens=3_000), on_call=check)
     assert len(contents) > 300
     assert keyed <= len(contents)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_r_rpl_9_memo_cacheable_prefix_equals_afresh(seed: int) -> None:
+    """R-TR-8's prefix as the memo follows it from the last window's (the runs inside it are
+    cacheable, a run holding its end stops there, the rest looked at) equals the count from the
+    window's start, on windows that slide, jump and grow their cacheable copies."""
+    rng = random.Random(seed)
+    pool = _pool(rng, 60)
+    copies = {w.key: w.with_(cacheable=True) for w in pool}
+    memo = TranslationMemo()
+    for window in _windows(rng, pool, 40):
+        cut = rng.randrange(len(window) + 1)
+        window = [copies[w.key] if p < cut and w in pool else w for p, w in enumerate(window)]
+        if rng.random() < 0.3:
+            at = rng.randrange(len(window))
+            window[at] = window[at].with_(cacheable=not window[at].cacheable)
+        memo.begin(("p",), window)
+        assert memo.cacheable_prefix() == next((p for p, w in enumerate(window) if not w.cacheable), len(window))

@@ -143,11 +143,23 @@ def _context(request: TranslationInput) -> tuple[Translator, Mode | None]:
     return found
 
 
+def _cache_parameters(request: TranslationInput, mode: Mode) -> dict[str, Any]:
+    """`cache_parameters`; a replay's calls share them while their settings stay the same."""
+    memo = request.memo
+    found: tuple[object, dict[str, Any]] | None = memo.per_context.get("cache") if memo is not None else None
+    if found is not None and found[0] is request.settings:
+        return found[1]
+    params = cache_parameters(request, mode)
+    if memo is not None:
+        memo.per_context["cache"] = (request.settings, params)
+    return params
+
+
 def translate(request: TranslationInput) -> Payload:
     prepared = prepare(request)  # first: a replay's memo begins the request there
     translate_with, mode = _context(request)
     out = translate_with(request, prepared)
-    head = {**out.head, **cache_parameters(request, mode)} if mode is not None else out.head
+    head = {**out.head, **_cache_parameters(request, mode)} if mode is not None else out.head
     if request.settings.request_fields:  # R-FIX-7: after the fields translation built, as written
         head = {**head, **request.settings.request_field_values()}
     if out.messages is None:  # the translator gave the whole body

@@ -135,6 +135,7 @@ class TranslationMemo:
         self.names: dict[str, str] = {}  # call id -> name of the window's latest call with that id
         self.renamed: set[str] = set()  # call ids whose name is not the last request's
         self._calls: dict[str, int] = {}  # call id -> how many calls of the window have it
+        self._answers: dict[str, int] = {}  # call id -> how many tool results of the window answer it
         self.repeated = 0  # how many call ids more than one call of the window has
         self.entered: list[Working] = []  # the messages at the `fresh` positions
         self.left: list[Working] = []  # the last window's messages in no run of this one
@@ -143,7 +144,7 @@ class TranslationMemo:
         self.imaged: list[int] = []
         self.runs: list[tuple[int, int, int]] = []
         self.fresh: list[int] = []
-        self._cacheable: list[bool] = []
+        self._prefix = 0  # how many messages from the window's start are cacheable
         self._size = 0
 
     def begin(self, context: tuple[object, ...], messages: list[Working]) -> None:
@@ -152,7 +153,7 @@ class TranslationMemo:
             self._context = context
             self._entries, self.window, self.wires, self.sent, self.names = {}, [], [], [], {}
             self._gone, self._fragments = _Recent(), _Fragments()
-            self.imaged, self._cacheable, self._calls = [], [], {}
+            self.imaged, self._prefix, self._calls, self._answers = [], 0, {}, {}
             self.repeated, self.format, self.per_context = 0, None, {}
         old = self.window
         self._size = len(messages)
@@ -162,13 +163,13 @@ class TranslationMemo:
         self.runs = runs(messages, old, _common)
         self.fresh = self._uncarried()
         self.left = left = self._left(old)
-        self.entered = [messages[p] for p in self.fresh]
-        self._rename(messages, self.entered, left)
-        self.imaged = self._marked(self.imaged, messages, lambda w: bool(w.images))
+        self.entered = entered = [messages[p] for p in self.fresh]
+        self._rename(messages, entered, left)
+        self._count_answers(entered, left)
+        if self.imaged or any(w.images for w in entered):
+            self.imaged = self._marked(self.imaged, messages, lambda w: bool(w.images))
         self._forget(messages, left)
-        self._cacheable = self.carried(self._cacheable)  # type: ignore[assignment]
-        for p in self.fresh:
-            self._cacheable[p] = messages[p].cacheable
+        self._prefix = self._cacheable(messages)
         self.window = messages
 
     @property
@@ -177,8 +178,23 @@ class TranslationMemo:
         return list(compress(count(), map(is_not, map(_CALL_ID, self.window), repeat(None))))
 
     def answering(self, ids: set[str]) -> Iterator[int]:
-        """The positions of this window's tool results that answer one of `ids` (in C)."""
+        """The positions of this window's tool results that answer one of `ids` (in C), looked for
+        only when a result of the last window answers one of them (the others are `fresh`)."""
+        new = [w.tool_call_id for w in self.entered if w.tool_call_id in ids]
+        if all(self._answers.get(i, 0) <= new.count(i) for i in ids):
+            return iter(())
         return compress(count(), map(ids.__contains__, map(_CALL_ID, self.window)))
+
+    def _count_answers(self, entered: list[Working], left: list[Working]) -> None:
+        answers = self._answers
+        for w in left:
+            if w.tool_call_id is not None:
+                answers[w.tool_call_id] -= 1
+                if not answers[w.tool_call_id]:
+                    del answers[w.tool_call_id]
+        for w in entered:
+            if w.tool_call_id is not None:
+                answers[w.tool_call_id] = answers.get(w.tool_call_id, 0) + 1
 
     def _marked(self, positions: list[int], messages: list[Working], test: Callable[[Working], bool]) -> list[int]:
         """The positions in this window of the messages that pass `test`: the last window's
@@ -190,6 +206,27 @@ class TranslationMemo:
             out += [p + i - j for p in positions[bisect_left(positions, j) : bisect_left(positions, j + k)]]
             at = i + k
         return out
+
+    def _cacheable(self, messages: list[Working]) -> int:
+        """How many messages from the start are cacheable: a run inside the last window's cacheable
+        prefix is; one that holds that prefix's end stops there (equal messages, equal flags); the
+        fresh messages and a run past the last prefix are looked at one by one."""
+        at, last = 0, self._prefix
+        for i, j, k in [*self.runs, (len(messages), 0, 0)]:
+            while at < i:
+                if not messages[at].cacheable:
+                    return at
+                at += 1
+            if j + k <= last:
+                at = i + k
+            elif j < last:
+                return i + last - j
+            else:
+                while at < i + k:
+                    if not messages[at].cacheable:
+                        return at
+                    at += 1
+        return at
 
     def _left(self, old: list[Working]) -> list[Working]:
         """The last window's messages that are in no run of this one."""
@@ -282,11 +319,7 @@ class TranslationMemo:
 
     def cacheable_prefix(self) -> int:
         """How many messages from the start are cacheable (R-TR-8's prefix, before the setting)."""
-        flags = self._cacheable
-        try:
-            return flags.index(False)
-        except ValueError:
-            return len(flags)
+        return self._prefix
 
     def held(self) -> int:
         """How many working messages the memo holds."""
@@ -301,6 +334,17 @@ class TranslationMemo:
                 gone = self._entries.pop(w.key, None)
                 if gone is not None:
                     self._gone.put(w.key, gone)
+
+
+def per_context(memo: TranslationMemo | None, name: str, make: Callable[[], T]) -> T:
+    """`make()`, asked once while a replay's context holds (its provider, model, tokenizer and
+    cache setting: `TranslationMemo.per_context`); without a memo, every time."""
+    if memo is None:
+        return make()
+    found: T | None = memo.per_context.get(name)
+    if found is None:
+        found = memo.per_context[name] = make()
+    return found
 
 
 _CALL_ID = attrgetter("tool_call_id")

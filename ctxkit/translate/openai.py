@@ -24,6 +24,7 @@ from ctxkit.translate.common import (
     WireMessage,
     definitions,
 )
+from ctxkit.translate.memo import per_context
 
 REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
 NO_SYSTEM_MESSAGE = frozenset({"o1-mini", "o1-preview"})
@@ -68,17 +69,29 @@ def message(m: WireMessage) -> dict[str, Any]:
     return {"role": m.role, "content": content(m)}
 
 
+def _no_system(model: str) -> bool:
+    return _base_name(model) in NO_SYSTEM_MESSAGE
+
+
 def tools(a: TranslationInput) -> list[dict[str, Any]]:
-    return [{"type": "function", "function": d} for d in definitions(a, "parameters")]
+    """R-TR-9's definitions; a replay's calls share them while their tools stay the same."""
+    found: tuple[Any, list[dict[str, Any]]] | None = a.memo.per_context.get("tools") if a.memo is not None else None
+    if found is not None and (found[0] is a.tools or found[0] == a.tools):
+        return found[1]
+    defs = [{"type": "function", "function": d} for d in definitions(a, "parameters")]
+    if a.memo is not None:
+        a.memo.per_context["tools"] = (a.tools, defs)
+    return defs
 
 
 def translate(a: TranslationInput, prepared: Prepared) -> Translated:
     first = prepared.messages[0] if prepared.messages else None
+    reasoning, no_system = per_context(a.memo, "system", lambda: (is_reasoning_model(a.model), _no_system(a.model)))
     if first is not None and first.role == "system":  # a copy: a replay's wire messages are shared
-        if is_reasoning_model(a.model) and not a.settings.as_logged:  # R-FIX-6: the logged text as sent
+        if reasoning and not a.settings.as_logged:  # R-FIX-6: the logged text as sent
             parts = [Part(MARKDOWN_PREFIX + first.parts[0].text), *first.parts[1:]]
             first = prepared.messages[0] = replace(first, parts=parts, entry=None)  # changed for this model
-        if _base_name(a.model) in NO_SYSTEM_MESSAGE:
+        if no_system:
             prepared.messages[0] = replace(first, role="user", entry=None)
             prepared.fixup(
                 f"model {a.model!r} takes no system message: the system text is sent as the first user message",
@@ -117,23 +130,30 @@ def sent_messages(
     messages as one slice, wherever it moved (a `Sent` of one item from its own wire message
     holds no index, R-RPL-9); a tool result's framing names its call (OpenAI, R-RPL-4): it is
     made again only for the results whose call's name changed (`TranslationMemo.renamed`)."""
-    rules = items.request_rules(a.provider, a.model, a.meter)
+    rules = per_context(a.memo, "rules", lambda: items.request_rules(a.provider, a.model, a.meter))
     wires, memo = prepared.messages, a.memo
     if memo is None:
         names = {c.id: c.name for m in wires for c in m.tool_calls}
         return tuple(_sent(a, rules, m, make, names) for m in wires)
     out: list[Sent | None] = memo.carried(memo.sent)
-    out += [None] * (len(wires) - len(out))  # the cap's notice
-    renamed = memo.renamed
-    redo = {0, *memo.fresh, *memo.imaged, *range(prepared.placed, len(wires))}
+    size = len(wires)
+    if size > len(out):
+        out += [None] * (size - len(out))  # the cap's notice
     # made afresh: what no run brings, the first message (a model's system-message rules), the
     # cap's notice, and what depends on the window: images, results of renamed calls
-    if renamed:
-        redo.update(memo.answering(renamed))
+    redo = {0, *memo.fresh}
+    if memo.imaged:
+        redo.update(memo.imaged)
+    if prepared.placed < size:
+        redo.update(range(prepared.placed, size))
+    if memo.renamed:
+        redo.update(memo.answering(memo.renamed))
     names = memo.names
-    for n in sorted(redo):
-        if n < len(wires):
-            out[n] = _sent(a, rules, wires[n], make, names)
+    for n in redo:
+        if n < size:
+            m = wires[n]
+            fragment = m.entry.fragment if m.entry is not None else None
+            out[n] = fragment.sent if fragment is not None and not fragment.tool else _sent(a, rules, m, make, names)
     memo.sent = out
     return tuple(out)  # type: ignore[arg-type]  # every place filled above
 
