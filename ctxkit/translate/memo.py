@@ -112,8 +112,8 @@ class TranslationMemo:
     An entry is reused only for the working message it was made from (the same object, or one
     equal to it in every field: a message rebuilt for each request, such as an in-flight one);
     a key whose message changed gets a new entry. An entry whose message left the window is kept
-    while about a window's worth of others leave after it (a window that shrank for a call's
-    in-flight messages grows back over it); a new entry shares the translator fragment of a
+    until the entries are two windows' worth (a window that shrank for a call's in-flight
+    messages grows back over it); a new entry shares the translator fragment of a
     message of equal content (`_Fragments`). The memo holds a few windows, never the history.
 
     Per request (`begin`): `runs`, the runs of this window's messages that are the last
@@ -127,7 +127,6 @@ class TranslationMemo:
     def __init__(self) -> None:
         self._context: tuple[object, ...] | None = None
         self._entries: dict[str, MemoEntry] = {}
-        self._gone: _Recent[str, MemoEntry] = _Recent()  # entries of messages that left the window
         self._fragments = _Fragments()
         self.window: list[Working] = []  # the last request's working messages, in order
         self.wires: list[Any] = []  # their wire messages, aligned with `window`
@@ -152,12 +151,12 @@ class TranslationMemo:
         if context != self._context:
             self._context = context
             self._entries, self.window, self.wires, self.sent, self.names = {}, [], [], [], {}
-            self._gone, self._fragments = _Recent(), _Fragments()
+            self._fragments = _Fragments()
             self.imaged, self._prefix, self._calls, self._answers = [], 0, {}, {}
             self.repeated, self.format, self.per_context = 0, None, {}
         old = self.window
         self._size = len(messages)
-        self._gone.limit = self._fragments.recent.limit = len(messages) + 256
+        self._fragments.recent.limit = len(messages) + 256
         # a run extends while the messages are equal (one rebuilt per request, such as an
         # in-flight one, is equal without being the same object; a message not found is made afresh)
         self.runs = runs(messages, old, _common)
@@ -168,7 +167,7 @@ class TranslationMemo:
         self._count_answers(entered, left)
         if self.imaged or any(w.images for w in entered):
             self.imaged = self._marked(self.imaged, messages, lambda w: bool(w.images))
-        self._forget(messages, left)
+        self._forget(messages)
         self._prefix = self._cacheable(messages)
         self.window = messages
 
@@ -282,10 +281,6 @@ class TranslationMemo:
         out += [None] * (self._size - at)
         return out
 
-    def moved(self) -> list[int]:
-        """The positions of the runs that are not where they were in the last window."""
-        return [p for i, j, k in self.runs if i != j for p in range(i, i + k)]
-
     def _uncarried(self) -> list[int]:
         out: list[int] = []
         at = 0
@@ -297,8 +292,8 @@ class TranslationMemo:
 
     def entry(self, w: Working) -> MemoEntry:
         """The entry of a message without images that is in no run (`fresh`): the message's own
-        (the same object, or one equal to it), kept while it is in the window and a window's worth
-        of calls after it left; else a new one. A new entry shares the `Fragment` of an earlier
+        (the same object, or one equal to it), kept while it is in the window and a while after it
+        left; else a new one. A new entry shares the `Fragment` of an earlier
         message of the same content (its key and cacheable flag aside: no translator reads them,
         only the wire message, R-TR-8's prefix): an in-flight message stored under its own key, a
         rebuilt system text or reminder, the history's cacheable copy of a question."""
@@ -306,10 +301,6 @@ class TranslationMemo:
         found = self._entries.get(key)
         if found is not None and (found.working is w or found.working == w):
             return found
-        back = self._gone.get(key)
-        if back is not None and (back.working is w or back.working == w):
-            self._entries[key] = back
-            return back
         made = self._entries[key] = MemoEntry(w, self._fragments.get(w))
         return made
 
@@ -325,15 +316,13 @@ class TranslationMemo:
         """How many working messages the memo holds."""
         return len(self._entries)
 
-    def _forget(self, messages: list[Working], left: list[Working]) -> None:
-        """Drop the entries of the last window's messages that are in no run of this one and
-        whose key this window does not hold."""
-        kept = {messages[p].key for p in self.fresh}
-        for w in left:
-            if w.key not in kept:
-                gone = self._entries.pop(w.key, None)
-                if gone is not None:
-                    self._gone.put(w.key, gone)
+    def _forget(self, messages: list[Working]) -> None:
+        """Keep the entries of this window's messages, and of those that left it lately: once the
+        entries are two windows' worth and more, those of the messages not in this window go."""
+        entries = self._entries
+        if len(entries) > 2 * len(messages) + 256:
+            keys = set(map(_KEY, messages))
+            self._entries = {k: e for k, e in entries.items() if k in keys}
 
 
 def per_context(memo: TranslationMemo | None, name: str, make: Callable[[], T]) -> T:
@@ -347,7 +336,7 @@ def per_context(memo: TranslationMemo | None, name: str, make: Callable[[], T]) 
     return found
 
 
-_CALL_ID = attrgetter("tool_call_id")
+_CALL_ID, _KEY = attrgetter("tool_call_id"), attrgetter("key")
 
 
 def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most: int) -> int:

@@ -129,7 +129,7 @@ class Carry:
             self.ends += map(add, old.ends[t:end], repeat(d))
             self.roles += old.roles[t:end]
             self.flags += old.flags[t:end]
-            self.sents += old.sents[t:end] if d == 0 else [moved(s, d) for s in old.sents[t:end]]
+            self.sents += old.sents[t:end] if d == 0 else moved(old.sents[t:end], d)
         if end <= last:  # clipped at the run's end
             self.push(old.roles[last], old.starts[last] + d, ob + d)
 
@@ -212,7 +212,10 @@ def _before(window: list[Working], at: dict[int, int], first: Working | int, the
     return any(map(is_, islice(window, a + 1, None), repeat(then)))
 
 
-def moved(s: Sent | None, d: int) -> Sent:
-    """A turn taken `d` places further."""
-    assert s is not None and s.origins is not None
-    return Sent(s.role, s.parts, tuple(map(add, s.origins, repeat(d))), s.known, s.frame)
+def moved(sents: list[Sent | None], d: int) -> list[Sent | None]:
+    """Turns taken `d` places further (their origins shifted: a turn's `Sent` holds them)."""
+    out: list[Sent | None] = []
+    for s in sents:
+        assert s is not None and s.origins is not None
+        out.append(Sent(s.role, s.parts, tuple(map(add, s.origins, repeat(d))), s.known, s.frame))
+    return out
