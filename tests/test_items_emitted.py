@@ -16,6 +16,7 @@ from ctxkit import providers
 from ctxkit.errors import RuleError
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.read import load_fixture
+from ctxkit.output import dumps
 from ctxkit.pipeline import run
 from ctxkit.replay.state import State
 from ctxkit.translate.items import priming_tokens, prompt_items, read_items
@@ -62,7 +63,7 @@ def test_r_rpl_4_items_emitted_by_translation_equal_the_items_read_from_the_body
     except RuleError:
         pytest.skip("the fixture fails by rule (exit 1)")
     fresh, first, again = results
-    assert first.payload.body == fresh.payload.body == again.payload.body
+    assert dumps(first.payload.body) == dumps(fresh.payload.body) == dumps(again.payload.body)
     assert first.payload.prepared.warnings == fresh.payload.prepared.warnings == again.payload.prepared.warnings
     assert first.payload.prepared.rows == fresh.payload.prepared.rows == again.payload.prepared.rows
     for result in results:
@@ -78,7 +79,7 @@ def test_r_rpl_4_openai_system_rules_apply_to_emitted_items(model: str) -> None:
     the memo's entry for it is not used, and the items still equal the body's."""
     fixture = load_fixture(str(GALLERY[0]))
     fresh, _, again = _both(fixture, Options(provider="openai", model=model, max_input_tokens=100_000))
-    assert again.payload.body == fresh.payload.body
+    assert dumps(again.payload.body) == dumps(fresh.payload.body)
     assert _same_items(again) > 0
     assert prompt_items(again.payload, meter=again.assembly.meter) == read_items(
         fresh.payload, meter=fresh.assembly.meter

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from unittest.mock import Mock
@@ -245,6 +245,28 @@ def test_copies_by_copier_equal_dataclasses_replace() -> None:
     assert w.with_(cacheable=True) == replace(w, cacheable=True)
     with pytest.raises(TypeError, match="no field 'colour'"):
         w.with_(colour=1)
+
+    @dataclass(frozen=True)
+    class Checked:
+        x: int
+
+        def __post_init__(self) -> None:  # a copy made without it would skip the check
+            pass
+
+    with pytest.raises(TypeError, match="needs dataclasses.replace"):
+        Copier(Checked)
+
+
+def test_calls_are_equal_only_when_sent_alike() -> None:
+    """Replay shares a translation between equal working messages (R-RPL-9), so two tool calls
+    are equal only when their arguments are sent as the same JSON: a dict's `==` ignores key
+    order and takes 1, 1.0 and True as equal."""
+    one = Call("c1", "get_weather", {"city": "Oslo", "days": 1}, None)
+    assert one == Call("c1", "get_weather", {"city": "Oslo", "days": 1}, None)
+    assert hash(one) == hash(Call("c1", "get_weather", {"city": "Oslo", "days": 1}, None))
+    for args in ({"days": 1, "city": "Oslo"}, {"city": "Oslo", "days": 1.0}, {"city": "Oslo", "days": True}):
+        assert one != Call("c1", "get_weather", args, None), args
+    assert one != Call("c1", "get_weather", {"city": "Oslo", "days": 1}, None, '{"city":"Oslo","days":1}')
 
 
 def test_in_flight_messages_converted_once_per_question_equal_afresh(generated: Path) -> None:

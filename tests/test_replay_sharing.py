@@ -17,6 +17,7 @@ from ctxkit.errors import CtxkitError
 from ctxkit.history import convert
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
+from ctxkit.output import dumps
 from ctxkit.pipeline import run
 from ctxkit.replay.driver import replay
 from ctxkit.translate.items import ItemMemo, priming_tokens, prompt_items, read_items
@@ -34,7 +35,7 @@ def test_r_rpl_9_shared_work_gives_the_same_call_as_assembling_afresh(path: Any,
 
     def check(index: int, call: Any, result: Any) -> None:
         fresh = run(call.fixture, call.options)
-        assert result.payload.body == fresh.payload.body, (path.name, index)
+        assert dumps(result.payload.body) == dumps(fresh.payload.body), (path.name, index)  # as bytes
         fates = result.assembly.fates  # the dropped runs are looked up through the replay's shared index
         assert fates == fresh.assembly.fates and list(fates) == list(fresh.assembly.fates), (path.name, index)
         one_by_one = Counter(str(fates[w.key].fate) for w in result.assembly.dropped)
@@ -237,3 +238,47 @@ def test_r_rpl_9_a_truncating_history_keeps_numbers_and_gives_the_same_replay(tm
     monkeypatch.setattr(driver, "_trim", lambda *args: None)
     assert kept == replay(fixture, options)
     assert sum(c.brk.cause == "truncation" for c in kept.calls) > 20
+
+
+def _repeated_call_fixture(second_args: str, stories: int) -> str:
+    """A question answered by a tool call, `stories` long exchanges, then the same call id again
+    with arguments equal as Python dicts but sent differently (`second_args`)."""
+    long = " ".join(["word"] * 60)
+    middle = "".join(
+        f"  - {{id: s{n}, role: user, text: 'story {n} {long}'}}\n"
+        f"  - {{id: t{n}, role: assistant, text: 'once {long}'}}\n"
+        for n in range(stories)
+    )
+    return (
+        "ctxkit: 1\nname: repeated call id\nnow: '2026-03-14T09:12:00Z'\n"
+        "model: {provider: openai, name: gpt-4o, max_input_tokens: 200000}\n"
+        "tokenizer: approx\nprompts: {system: S, datetime_aware: false}\nmessages:\n"
+        "  - {id: u1, role: user, text: 'Oslo?'}\n"
+        "  - {id: a1, role: assistant, text: Checking., tool_calls: "
+        "[{id: call_1, name: get_weather, args: {city: Oslo, days: 1}, response: rain}]}\n"
+        + middle
+        + "  - {id: u9, role: user, text: 'Again?'}\n"
+        "  - {id: a9, role: assistant, text: Checking., tool_calls: "
+        f"[{{id: call_1, name: get_weather, args: {second_args}, response: sun}}]}}\n"
+        "  - {id: u10, role: user, text: Thanks}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "second_args", ["{days: true, city: Oslo}", "{days: 1, city: Oslo}", "{city: Oslo, days: 1.0}"]
+)
+@pytest.mark.parametrize("stories", [0, 6])
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
+def test_r_rpl_9_a_repeated_call_id_with_arguments_written_otherwise_is_sent_as_written(
+    second_args: str, stories: int, provider: str, tmp_path: Any, monkeypatch: Any
+) -> None:
+    """Replay shares a translation between messages of equal content (R-RPL-9). A later message
+    with the same call id whose arguments differ only in key order or in `1`/`1.0`/`true` (equal
+    as Python dicts) must still be sent as it is written, whether the first one is still in the
+    window or long gone (window 600 with six long exchanges between them)."""
+    from .helpers import replay_against_fresh
+
+    path = tmp_path / "f.yaml"
+    path.write_text(_repeated_call_fixture(second_args, stories), encoding="utf-8")
+    options = Options(provider=provider, max_input_tokens=600 if stories else None)
+    assert replay_against_fresh(load_fixture(str(path)), options, monkeypatch) >= 4

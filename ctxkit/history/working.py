@@ -7,6 +7,7 @@ on, and `Row`, one line of the record that `explain`, `budget` and `diff` render
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any, Generic, TypeVar
@@ -119,13 +120,36 @@ class Image:
     project: bool = False  # appended from the project (R-PROJ-2)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Call:
+    """A tool call. Two calls are equal when every request would send them alike: `args` are
+    compared as the JSON they are sent as, so key order and `1`, `1.0`, `true` differ (a dict's
+    `==` ignores both, and replay shares a translation between equal messages, R-RPL-9)."""
+
     id: str
     name: str
     args: Any
     tokens: int | None  # stored count of the arguments; None = count them
     args_text: str | None = None  # R-FIX-7: the arguments as the model wrote them
+
+    def _compared(self) -> tuple[Any, ...]:
+        return (
+            self.id,
+            self.name,
+            self.tokens,
+            self.args_text,
+            json.dumps(self.args, ensure_ascii=False, default=repr),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Call):
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +172,8 @@ class Working:
     placeholder: bool = False  # a tool result whose content was replaced by the placeholder (R-CONV-3)
 
     def with_(self, **changes: Any) -> Working:
-        """A copy with `changes` (`dataclasses.replace`; a replay copies every window message)."""
+        """A copy with `changes`, as `dataclasses.replace` makes it (through `Copier`: a replay
+        copies every window message)."""
         return _copy_working(self, **changes)
 
 
@@ -160,8 +185,11 @@ class Copier(Generic[T]):
     __slots__ = ("_cls", "_known", "_names", "_values")
 
     def __init__(self, cls: type[T]) -> None:
+        made = fields(cls)  # type: ignore[arg-type]
+        if hasattr(cls, "__post_init__") or not all(f.init for f in made):
+            raise TypeError(f"{cls.__name__} needs dataclasses.replace: it has __post_init__ or init=False fields")
         self._cls = cls
-        self._names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+        self._names = tuple(f.name for f in made)
         self._known = frozenset(self._names)
         self._values = attrgetter(*self._names)
 

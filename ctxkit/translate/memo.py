@@ -2,11 +2,14 @@
 
 Input: the working messages of one request, one request after another. Output: a `MemoEntry` per
 working message: its wire message (`common.prepare`) and what its provider's translator made of
-it (the payload dicts with their prompt items' keys and counts), reused as long as the same
-working message comes back; and the last request's window, aligned by position, so that a
-request whose window shares a run of messages with the last one (the window slides at its old
-end and grows at its new end) takes that run's wire messages, and where the run did not move
-its payload messages, as slices of the last request's lists.
+it (the payload dicts with their prompt items' keys and counts), reused while the same working
+message comes back (kept a while after it left the window: until the memo holds two windows'
+worth); a new entry shares the translator fragment of a recent message of the same content
+(kind, text, call id and calls, their arguments compared as sent); and the last request's
+window, aligned by position, so that a request whose window shares a run of messages with the
+last one (the window slides at its old end and grows at its new end) takes that run's wire
+messages, and where the run did not move its payload messages, as slices of the last request's
+lists.
 
 Only messages without images are kept (an image's parts depend on the window: the cap,
 R-TR-6); the rules that read the whole window (the image cap, cache marks, Anthropic's merges
