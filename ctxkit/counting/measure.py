@@ -42,9 +42,12 @@ class Counts:
         return self._messages.setdefault(tokenizer, {})
 
 
+_ARGS = json.JSONEncoder(ensure_ascii=False).encode  # built once: `json.dumps` with an option builds one per call
+
+
 def dumps_args(args: Any) -> str:
     """Call arguments as written into payloads: json.dumps defaults, non-ASCII kept."""
-    return json.dumps(args, ensure_ascii=False)
+    return _ARGS(args)
 
 
 class _WrittenCall(Protocol):

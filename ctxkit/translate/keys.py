@@ -11,15 +11,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+# `json.dumps` with options builds an encoder per call; these are built once (the same output).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
 
 def canonical(value: Any) -> str:
     """Sorted keys, no whitespace, non-ASCII kept: equal values give equal strings."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL(value)
 
 
 def compact(value: Any) -> str:
     """JSON as sent on the wire: key order kept, no whitespace, non-ASCII kept."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT(value)
 
 
 def item_key(role: str, part: Any) -> str:
