@@ -134,7 +134,7 @@ def _prompts() -> Any:
 
 def _brute_path(prompts: list[tuple[Any, ...]], keys: tuple[str, ...], first: int, min_tokens: int) -> Any:
     """What the trie walk must find, from every earlier prompt within the window one by one."""
-    from ctxkit.replay import cache
+    from ctxkit.replay import trie
 
     def shared(j: int) -> int:
         n = 0
@@ -152,7 +152,7 @@ def _brute_path(prompts: list[tuple[Any, ...]], keys: tuple[str, ...], first: in
         if through:
             stored = [j for j in through if sum(i.tokens for i in prompts[j][:depth]) >= min_tokens]
             marks.append((depth, max(stored, default=-1), max(through), -1))  # the writer is not compared
-    return cache._Path(common, latest if common else -1, marks)
+    return trie.Walked(common, latest if common else -1, marks)
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "ollama"])
@@ -162,6 +162,7 @@ def test_r_rpl_5_path_compressed_trie_finds_what_every_earlier_prompt_gives(prov
     earlier prompt within the TTL directly (longest common prefix, latest on a tie, and the
     latest call that marked or stored each breakpoint item)."""
     from datetime import UTC, datetime, timedelta
+    from itertools import accumulate
 
     from hypothesis import given, settings
 
@@ -186,14 +187,15 @@ def test_r_rpl_5_path_compressed_trie_finds_what_every_earlier_prompt_gives(prov
             low = max(first, index - 1) if rules.mode == "previous" else first
             keys = tuple(k for k, _ in spec)
             path = _brute_path(prompts, keys, low, rules.min_tokens)
-            walked = trie._walk(keys, low)
+            walked = trie.trie.walk(keys, low)
             assert (walked.common, walked.latest) == (path.common, path.latest), (index, calls)
             assert [m[:3] for m in walked.marks] == [m[:3] for m in path.marks], (index, calls)
             hit = trie.add(items, clock)
             candidate = path.latest if path.common else (index - 1 if index > low else None)
             prefix = sum(i.tokens for i in items[: path.common])
             points = oracle._breakpoints(items)
-            assert hit == oracle._apply(index, items, path, low, candidate, prefix, points), (index, calls)
+            ends = list(accumulate((i.tokens for i in items), initial=0))
+            assert hit == oracle._apply(index, items, path, low, candidate, prefix, points, ends)[0], (index, calls)
             prompts.append(items)
 
     check()
