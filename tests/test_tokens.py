@@ -190,6 +190,20 @@ def test_s9_text_the_plain_counter_declines_goes_to_tiktoken(fresh: None) -> Non
     assert counter._encoding is not None  # type: ignore[attr-defined]
 
 
+def test_s9_counting_a_text_leaves_the_text_as_it_was(fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tiktoken reads a str through CPython's cached UTF-8 copy, which would then live as long as
+    the fixture's text (8 MiB at 20,000 messages): the counter hands it a copy instead."""
+    monkeypatch.setattr(tokens, "PLAIN_CHARS", 0)
+    counter = tokens.get_counter("cl100k_base")
+    text = "".join(("中文 and ascii, ", "ünïcödé " * 40))
+    size = sys.getsizeof(text)
+    counted = counter.count(text)
+    assert counter._encoding is not None  # type: ignore[attr-defined]
+    assert sys.getsizeof(text) == size
+    assert counted == len(_both("cl100k_base")[0].encode_ordinary(text))  # (this one caches it)
+    assert sys.getsizeof(text) > size
+
+
 TEXTS = st.text(
     st.characters(codec="utf-8") | st.sampled_from(list(" \n\t\r'0123456789sdmtlvre.,!?-_/:;()[]{}<|>éжλ中🙂\u0301")),
     max_size=60,

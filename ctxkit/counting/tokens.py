@@ -290,7 +290,7 @@ class _Tiktoken:
         if not text:
             return 0
         if self._encoding is not None:
-            return len(self._encoding.encode_ordinary(text))
+            return _encoded(self._encoding, text)
         if self._plain is None:
             from ctxkit.counting.bpe import PlainBPE
 
@@ -303,7 +303,15 @@ class _Tiktoken:
                 self._plain_left -= len(text)
                 return n
         self._encoding = _load_encoding(self.name, self._plain.ranks)
-        return len(self._encoding.encode_ordinary(text))
+        return _encoded(self._encoding, text)
+
+
+def _encoded(encoding: tiktoken.Encoding, text: str) -> int:
+    """The text's token count by tiktoken. tiktoken reads a str through CPython's cached UTF-8
+    copy of it, which then lives as long as the str (the fixture's texts: the whole replay); a
+    copy made for the call takes that cache with it (0.7 us for 600 characters; 8 MiB at 20,000
+    messages)."""
+    return len(encoding.encode_ordinary(text if text.isascii() else "".join((text, ""))))
 
 
 _COUNTERS: dict[str, TokenCounter] = {}
