@@ -6,6 +6,7 @@ names the rule it checks and the call where the fixture's story happens.
 
 from __future__ import annotations
 
+import random
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -13,9 +14,12 @@ from typing import Any
 
 import pytest
 
+from ctxkit.history import tree
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.pipeline import RunWarning, WarningKind, run
+from ctxkit.replay.calls import Planner
+from ctxkit.replay.clocks import last_at
 from ctxkit.replay.driver import Replay, replay
 from ctxkit.replay.warned import Warned
 from ctxkit.reports.replay import report
@@ -177,6 +181,46 @@ def test_r_rpl_3_now_option_replaces_now_and_undated_calls_use_it(tmp_path: Path
     )
     calls = rows(path, now=load_fixture(str(REPLAY / "expired.yaml")).now)
     assert [c["clock"] for c in calls] == ["2026-03-14T13:30:00Z", "2026-03-14T08:00:00Z", "2026-03-14T13:30:00Z"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_r_rpl_3_clock_from_the_path_array_equals_the_walk(tmp_path: Path, seed: int) -> None:
+    """`Clocks` reads the last dated live message off an array over the path's list: on a tree
+    with edited questions (a new list per branch), a summary and messages dated here and there,
+    every call's clock equals the walk over its live branch and loop."""
+    rng = random.Random(seed)
+    lines: list[str] = []
+    parent: str | None = None
+    users: list[tuple[str, str | None]] = []
+    parents: dict[str, str | None] = {}
+    for n in range(120):
+        role = "user" if n % 2 == 0 else "assistant"
+        if role == "user" and users and rng.random() < 0.15:  # an edited question: a sibling
+            parent = users[-1][1]
+        at = f', at: "2026-03-14T{n // 6:02d}:{n % 6 * 9:02d}:00Z"' if rng.random() < (0.3 if n < 70 else 0.02) else ""
+        up = f", parent: {parent or 'null'}" if n else ""
+        parents[f"m{n}"] = parent
+        lines.append(f"  - {{id: m{n}, role: {role}, text: t{n}{up}{at}}}")
+        if role == "user":
+            users.append((f"m{n}", parent))
+        parent = f"m{n}"
+        if n == 80:  # a summary: the live branch starts after what it summarizes
+            through = "m80"
+            for _ in range(12):
+                through = parents[through] or through
+            lines.append(f"  - {{id: s, role: summary, parent: m80, summarizes_through: {through}, text: s}}")
+    path = write(tmp_path, "model: {provider: openai, name: gpt-4o}\nmessages:\n" + "\n".join(lines) + "\n")
+    fixture = load_fixture(str(path))
+    planner = Planner(fixture, Options())
+    seen = 0
+    for call in planner.calls():
+        if call.last:  # the fixture's own call is made at `now`
+            continue
+        branch = tree.select(call.fixture, call.fixture.leaf)
+        expected = last_at(call.fixture.in_flight) or last_at(branch.live) or planner.clocks.now
+        assert call.clock == expected, call.label
+        seen += 1
+    assert seen > 20
 
 
 def test_r_rpl_3_times_going_backwards_warn_naming_both(tmp_path: Path) -> None:

@@ -33,6 +33,11 @@ class Stretch(Sequence[StoredMessage]):
     def __len__(self) -> int:
         return self._stop - self._start
 
+    @property
+    def under(self) -> tuple[Sequence[StoredMessage], int, int]:
+        """The list under the stretch and where the stretch runs on it: `(of, start, stop)`."""
+        return self._of, self._start, self._stop
+
     @overload
     def __getitem__(self, i: int) -> StoredMessage: ...
     @overload

@@ -73,11 +73,20 @@ class Questions:
 
     def __init__(self, fixture: Fixture, path: tuple[StoredMessage, ...]) -> None:
         self.fixture, self.path = fixture, path
-        self.position = {m.id: i for i, m in enumerate(path)}
-        self.children: dict[str | None, list[StoredMessage]] = {}
+        self.position = {m.id: i for i, m in enumerate(path)}  # shared with `Summaries`
+        # Each parent's non-summary children: the child itself when it is the only one (most are),
+        # a list from the second on (no list per message of a long linear history).
+        self.children: dict[str | None, StoredMessage | list[StoredMessage]] = {}
+        children = self.children
         for m in fixture.messages:
             if m.role is not Role.SUMMARY:
-                self.children.setdefault(m.parent, []).append(m)
+                found = children.get(m.parent)
+                if found is None:
+                    children[m.parent] = m
+                elif isinstance(found, list):
+                    found.append(m)
+                else:
+                    children[m.parent] = [found, m]
         self.users = [m for m in path if m.role is Role.USER]
         if not self.users:
             raise RuleError(f"{fixture.source}: no user message on the branch: nothing to answer (R-ASM-3)")
@@ -98,12 +107,16 @@ class Questions:
 
     def edited(self, user: StoredMessage) -> list[StoredMessage]:
         """The questions the user edited away: earlier user siblings, in file order (R-RPL-1)."""
-        return [s for s in self.children.get(user.parent, ()) if s.role is Role.USER and s.index < user.index]
+        return [s for s in self._kids(user.parent) if s.role is Role.USER and s.index < user.index]
 
     def answer_of(self, user: StoredMessage) -> StoredMessage | None:
         """An edited-away question's stored answer: its latest non-summary child (R-TREE-2)."""
-        kids = self.children.get(user.id, [])
+        kids = self._kids(user.id)
         return kids[-1] if kids and kids[-1].role is Role.ASSISTANT else None
+
+    def _kids(self, parent: str | None) -> list[StoredMessage]:
+        found = self.children.get(parent)
+        return [] if found is None else found if isinstance(found, list) else [found]
 
     def next_on_branch(self, user: StoredMessage) -> StoredMessage | None:
         i = self.position[user.id] + 1
@@ -131,7 +144,7 @@ class Planner:
         leaf = eff.leaf if eff.leaf is not None else tree.default_leaf(fixture)
         self.path = tree.path_to(fixture, leaf)
         self.questions = Questions(fixture, self.path)
-        self.summaries = Summaries(fixture, self.path, compress_as, counts)
+        self.summaries = Summaries(fixture, self.path, compress_as, counts, self.questions.position)
         self.clocks = Clocks(fixture, options.now or fixture.now)
         self.select = select or partial(tree.select, paths=tree.Paths())  # each path extends the last
         self._options = replace(options, leaf=None, now=None)  # every derived call's

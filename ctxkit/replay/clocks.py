@@ -7,50 +7,45 @@ made: its last dated in-flight message, else the last dated message of its live 
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
+from ctxkit.history.tree import Stretch
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
 
 
 class Clocks:
-    """Per stored message, the latest dated message at or above it on its root path and the
-    depth of both, found once (R-RPL-9): a call's clock never walks back over a long undated
-    history."""
+    """The latest dated message of a live branch read off one array per root path (R-RPL-9):
+    `dated[k]`, the position of the latest dated message at or before `k` on the list the
+    branch's `Stretch` runs over (-1: none). The list is only appended to (`tree.Paths`), so the
+    array is extended as it grows; a branch on another list starts a new one. Eight bytes a
+    message of the current path, nothing per message kept beside it."""
 
     def __init__(self, fixture: Fixture, now: datetime | None) -> None:
         self.fixture, self.now = fixture, now
-        self._by_id = {m.id: m for m in fixture.messages}
-        self._dated: dict[str, tuple[StoredMessage | None, int]] = {}  # see `_dated_above`
-        self._depth: dict[str, int] = {}
+        self._of: Sequence[StoredMessage] | None = None  # the list `dated` runs over
+        self._dated = array("q")
 
     def at(self, loop: Sequence[InFlightMessage], live: Sequence[StoredMessage]) -> datetime | None:
         """R-RPL-3: the last dated message sent (in flight first, then the live branch), else `now`."""
         return last_at(loop) or self._last_live_at(live) or self.now
 
     def _last_live_at(self, live: Sequence[StoredMessage]) -> datetime | None:
-        """`last_at(live)`: `live` is a stretch of one root path."""
-        if not live:
+        """`last_at(live)`, from the array when `live` is a `Stretch`."""
+        if not isinstance(live, Stretch):
+            return last_at(live)
+        of, start, stop = live.under
+        if stop <= start:
             return None
-        dated, depth = self._dated_above(live[-1])
-        return dated.at if dated is not None and depth >= self._depth[live[0].id] else None
-
-    def _dated_above(self, m: StoredMessage) -> tuple[StoredMessage | None, int]:
-        """(the latest dated message at or above `m` on its root path, its depth)."""
-        climbed: list[StoredMessage] = []
-        node: StoredMessage | None = m
-        while node is not None and node.id not in self._dated:
-            climbed.append(node)
-            node = self._by_id[node.parent] if node.parent is not None else None
-        found, depth = self._dated[node.id] if node is not None else (None, -1)
-        base = self._depth[node.id] if node is not None else -1
-        for n in reversed(climbed):
-            base += 1
-            self._depth[n.id] = base
-            if n.at is not None:
-                found, depth = n, base
-            self._dated[n.id] = (found, depth)
-        return self._dated[m.id]
+        dated = self._dated
+        if of is not self._of:
+            self._of, dated = of, array("q")
+            self._dated = dated
+        for k in range(len(dated), stop):
+            dated.append(k if of[k].at is not None else dated[k - 1] if k else -1)
+        found = dated[stop - 1]
+        return of[found].at if found >= start else None
 
     def backwards(self, path: tuple[StoredMessage, ...]) -> Iterator[str]:
         """R-RPL-3: a warning where a dated message along the branch (then in flight) is older

@@ -7,6 +7,7 @@ messages a call answering `user` is assembled from) and `Summaries.due(user, ans
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -27,16 +28,22 @@ SYNTHETIC_PREFIX = "~synthetic-summary-"
 
 class Summaries:
     def __init__(
-        self, fixture: Fixture, path: tuple[StoredMessage, ...], compress_as: int | None, counts: Counts | None
+        self,
+        fixture: Fixture,
+        path: tuple[StoredMessage, ...],
+        compress_as: int | None,
+        counts: Counts | None,
+        position: dict[str, int] | None = None,
     ) -> None:
+        """`position`: each message's index on `path` when the caller has it (the planner's)."""
         self.fixture, self.path, self.compress_as = fixture, path, compress_as
-        self.position = {m.id: i for i, m in enumerate(path)}
+        self.position = position if position is not None else {m.id: i for i, m in enumerate(path)}
         self.hanging = {m.parent for m in fixture.messages if m.role is Role.SUMMARY}
         self.synthetic: list[StoredMessage] = []
         self.messages = fixture.messages  # the fixture's + the synthetic summaries so far
         self._counts = counts
         self._meter: Meter | None = None  # R-CMP-1 counts, shared by every question's check
-        self._running: list[int] = []
+        self._running = array("q")  # running message tokens along `path` (R-CMP-1), 8 bytes a message
         self._settings: dict[str, tuple[Effective, int]] = {}  # by the system prompt's date: see `_settings_of`
 
     def visible(self, user: StoredMessage) -> tuple[StoredMessage, ...]:
@@ -106,10 +113,11 @@ class Summaries:
         tokens are summed once along the branch and each question reads two of the sums."""
         meter = self._meter_of(eff)
         if not self._running:
-            running = [0]
+            running, total = self._running, 0
+            running.append(0)
             for m in self.path:
-                running.append(running[-1] + message_tokens(m, meter))
-            self._running = running
+                total += message_tokens(m, meter)
+                running.append(total)
         cutoff = 0
         if summary is not None and summary.summarizes_through in self.position:
             cutoff = self.position[summary.summarizes_through] + 1
