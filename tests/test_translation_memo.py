@@ -27,9 +27,10 @@ from ctxkit.output import dumps
 from ctxkit.pipeline import run, translation_input
 from ctxkit.replay import driver
 from ctxkit.translate import anthropic_turns, gemini, items, translate, turns
+from ctxkit.translate.itemmemo import runs
 from ctxkit.translate.items import prompt_items, read_items
 from ctxkit.translate.keys import item_key
-from ctxkit.translate.memo import TranslationMemo
+from ctxkit.translate.memo import TranslationMemo, _common, same_calls
 
 from .helpers import bench_history
 
@@ -254,3 +255,88 @@ def test_r_rpl_9_memo_cacheable_prefix_equals_afresh(seed: int) -> None:
             window[at] = window[at].with_(cacheable=not window[at].cacheable)
         memo.begin(("p",), window)
         assert memo.cacheable_prefix() == next((p for p, w in enumerate(window) if not w.cacheable), len(window))
+
+
+def _equal_runs(new: list[Working], old: list[Working]) -> list[tuple[int, int, int]]:
+    """`memo._common`'s runs worked out plainly: each run extended one `==` at a time."""
+
+    def extend(new: Any, i: int, old: Any, j: int, most: int) -> int:
+        k = 1
+        while k < most and new[i + k] == old[j + k]:
+            k += 1
+        return k
+
+    return runs(new, old, extend)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_r_rpl_9_memo_runs_extend_over_equal_messages_as_compared_one_by_one(seed: int) -> None:
+    """The memo's runs (`_common`: slices compared by identity first, the message past the matched
+    part compared once) equal runs extended one comparison at a time, on windows whose messages
+    are rebuilt (equal, other objects) or changed (the cacheable flag, the text) anywhere, the
+    message right after a run's first one included."""
+    rng = random.Random(seed)
+    pool = _pool(rng, 60)
+    old: list[Working] = []
+    for window in _windows(rng, pool, 40):
+        for _ in range(rng.randrange(4)):
+            at = rng.randrange(len(window))
+            window[at] = rng.choice(
+                [window[at].with_(), window[at].with_(cacheable=True), window[at].with_(text="other")]
+            )
+        if len(window) > 2 and rng.random() < 0.3:
+            window[1] = window[1].with_(cacheable=rng.random() < 0.5)
+        assert runs(window, old, _common) == _equal_runs(window, old)
+        old = window
+
+
+def test_r_rpl_9_calls_sent_alike_are_the_same_calls() -> None:
+    """`same_calls`, which skips writing the arguments as JSON when they are the very same object,
+    says what `==` on the calls says (`Call.__eq__`: the arguments compared as the JSON they are
+    sent as): the same arguments object under another id, name, stored count or written text is
+    another call, and so is any one call of several."""
+    args = {"city": "Oslo", "days": 1}
+    one = Call("c1", "get", args, 3)
+    cases = [
+        ((one,), (Call("c1", "get", args, 3),)),
+        ((one,), (Call("c1", "get", dict(args), 3),)),
+        ((one,), (Call("c1", "get", {"days": 1, "city": "Oslo"}, 3),)),
+        ((one,), (Call("c1", "get", {"city": "Oslo", "days": 1.0}, 3),)),
+        ((one,), (Call("c1", "get", {"city": "Oslo", "days": True}, 3),)),
+        ((one,), (Call("c2", "get", args, 3),)),
+        ((one,), (Call("c1", "put", args, 3),)),
+        ((one,), (Call("c1", "get", args, None),)),
+        ((one,), (Call("c1", "get", args, 3, '{"city":"Oslo","days":1}'),)),
+        ((one, one), (one, Call("c1", "get", args, 4))),
+        ((one, Call("c2", "get", [1], 1)), (one, Call("c2", "get", [1.0], 1))),
+        ((one,), (one, one)),
+        ((), ()),
+    ]
+    for a, b in cases:
+        assert same_calls(a, b) == (a == b) == same_calls(b, a), (a, b)
+    assert sum(same_calls(a, b) for a, b in cases) == 3
+
+
+def test_r_rpl_9_memo_gives_a_wire_message_only_for_an_equal_message() -> None:
+    """`TranslationMemo.wire` gives the wire message made for a message equal to the one asked
+    about (a rebuilt copy), never for one under the same key with other calls, other arguments or
+    another cacheable flag; `made` shares the fragment of a message of the same content."""
+    memo = TranslationMemo()
+    args = {"q": 1}
+    w = Working("m:1:a", Kind.ASSISTANT, "a", 1, tool_calls=(Call("c1", "x", args, 1),))
+    memo.begin(("p",), [w])
+    wire = object()
+    fragment = memo.made(w, wire)
+    assert memo.wire(w) is wire and memo.wire(w.with_()) is wire
+    assert memo.wire(w.with_(tool_calls=(Call("c1", "x", dict(args), 1),))) is wire
+    for other in [
+        w.with_(tool_calls=(Call("c2", "x", args, 1),)),
+        w.with_(tool_calls=(Call("c1", "x", {"q": 1.0}, 1),)),
+        w.with_(tool_calls=(Call("c1", "x", args, 1), Call("c1", "x", args, 1))),
+        w.with_(tool_calls=()),
+        w.with_(cacheable=True),
+    ]:
+        assert memo.wire(other) is None, other
+    copy = w.with_(key="m:1:a:copy", cacheable=True)
+    assert memo.made(copy, object()) is fragment
+    assert memo.made(w.with_(key="k2", tool_calls=(Call("c1", "x", {"q": True}, 1),)), object()) is not fragment

@@ -252,15 +252,16 @@ def _carried(a: TranslationInput, messages: list[Working]) -> tuple[list[WireMes
 
 
 def _plain(a: TranslationInput, w: Working) -> WireMessage:
-    """The wire message of a message without images: its memo entry's when it has one."""
-    entry = a.memo.entry(w) if a.memo is not None else None
-    if entry is not None and entry.wire is not None:
-        wire: WireMessage = entry.wire
-        return wire
+    """The wire message of a message without images: the memo's when it has one."""
+    memo = a.memo
+    if memo is not None:
+        found: WireMessage | None = memo.wire(w)
+        if found is not None:
+            return found
     cacheable = w.cacheable and a.settings.prompt_cache
     wire = WireMessage(_ROLES[w.kind], _text_parts(w), w.key, w.tool_calls, w.tool_call_id, cacheable)
-    if entry is not None:
-        wire.entry, entry.wire = entry.made, wire
+    if memo is not None:
+        wire.entry = memo.made(w, wire)
     return wire
 
 

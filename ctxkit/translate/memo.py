@@ -1,10 +1,10 @@
 """What translation made of each working message, kept for the next call of a replay (R-RPL-9).
 
-Input: the working messages of one request, one request after another. Output: a `MemoEntry` per
-working message: its wire message (`common.prepare`) and what its provider's translator made of
-it (the payload dicts with their prompt items' keys and counts), reused while the same working
-message comes back (kept a while after it left the window: until the memo holds two windows'
-worth); a new entry shares the translator fragment of a recent message of the same content
+Input: the working messages of one request, one request after another. Output: per working
+message, its wire message (`common.prepare`) and, through it, what its provider's translator made
+of it (a `Fragment`: the payload dicts with their prompt items' keys and counts), reused while the
+same working message comes back (kept a while after it left the window: until the memo holds two
+windows' worth); a new wire message shares the fragment of a recent message of the same content
 (kind, text, call id and calls, their arguments compared as sent); and the last request's
 window, aligned by position, so that a request whose window shares a run of messages with the
 last one (the window slides at its old end and grows at its new end) takes that run's wire
@@ -39,28 +39,17 @@ V = TypeVar("V")
 
 class Fragment:
     """What a provider's translator made of one working message (`fragment`, the translator's
-    own type), reached from the message's wire message (`WireMessage.entry`).
+    own type), reached from the message's wire message (`WireMessage.entry`), shared by the wire
+    messages of equal content.
 
-    A holder of its own, not the entry: the entry holds the wire message, so a wire message that
-    held the entry would make a reference cycle, and replay runs with the cyclic collector paused
-    (`ctxkit.collector`): every entry the memo forgot would stay in memory to the end."""
+    It holds nothing that holds a wire message: replay runs with the cyclic collector paused
+    (`ctxkit.collector`), so a reference cycle would keep every wire message the memo forgot in
+    memory to the end."""
 
     __slots__ = ("fragment",)
 
     def __init__(self) -> None:
         self.fragment: Any = None
-
-
-class MemoEntry:
-    """One working message's translation. `wire`: its wire message; `made.fragment`: its
-    translator's (see `Fragment`)."""
-
-    __slots__ = ("made", "wire", "working")
-
-    def __init__(self, working: Working, made: Fragment | None = None) -> None:
-        self.working = working
-        self.wire: Any = None  # common.WireMessage, never changed once made
-        self.made = made if made is not None else Fragment()
 
 
 class _Recent(Generic[K, V]):
@@ -99,25 +88,45 @@ class _Fragments:
         self.recent: _Recent[tuple[Any, ...], tuple[tuple[Call, ...], Fragment]] = _Recent()
 
     def get(self, w: Working) -> Fragment:
-        key = (w.kind, w.text, w.tool_call_id, *[c.id for c in w.tool_calls])
+        calls = w.tool_calls
+        key = (w.kind, w.text, w.tool_call_id, *map(_ID, calls)) if calls else (w.kind, w.text, w.tool_call_id)
         found = self.recent.get(key)
-        if found is not None and found[0] == w.tool_calls:  # equal arguments too
+        if found is not None and same_calls(found[0], calls):  # equal arguments too
             return found[1]
         made = Fragment()
-        self.recent.put(key, (w.tool_calls, made))
+        self.recent.put(key, (calls, made))
         return made
+
+
+def same_calls(a: tuple[Call, ...], b: tuple[Call, ...]) -> bool:
+    """Whether two messages' calls are sent alike (`Call.__eq__`: the arguments compared as the
+    JSON they are sent as); calls whose arguments are the very same object are, without writing
+    that JSON (one stored message converted twice shares its arguments)."""
+    if a is b:
+        return True
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x is y:
+            continue
+        if x.args is not y.args or x.id != y.id or x.name != y.name:
+            if not x == y:
+                return False
+        elif x.tokens != y.tokens or x.args_text != y.args_text:
+            return False
+    return True
 
 
 class TranslationMemo:
     """Entries by working-message key, for one provider, model, tokenizer and cache setting at a
     time, and the last request's window.
 
-    An entry is reused only for the working message it was made from (the same object, or one
-    equal to it in every field: a message rebuilt for each request, such as an in-flight one);
-    a key whose message changed gets a new entry. An entry whose message left the window is kept
-    until the entries are two windows' worth (a window that shrank for a call's in-flight
-    messages grows back over it); a new entry shares the translator fragment of a
-    message of equal content (`_Fragments`). The memo holds a few windows, never the history.
+    A wire message is reused only for the working message it was made from (the same object, or
+    one equal to it in every field: a message rebuilt for each request, such as an in-flight one);
+    a key whose message changed gets a new one. A wire message whose message left the window is
+    kept until they are two windows' worth (a window that shrank for a call's in-flight messages
+    grows back over it); a new one shares the translator fragment of a message of equal content
+    (`_Fragments`). The memo holds a few windows, never the history.
 
     Per request (`begin`): `runs`, the runs of this window's messages that are the last
     request's very objects, as (position now, position then, length); `fresh`, the positions
@@ -129,7 +138,7 @@ class TranslationMemo:
 
     def __init__(self) -> None:
         self._context: tuple[object, ...] | None = None
-        self._entries: dict[str, MemoEntry] = {}
+        self._entries: dict[str, tuple[Working, Any]] = {}  # key -> (message, its common.WireMessage)
         self._fragments = _Fragments()
         self.window: list[Working] = []  # the last request's working messages, in order
         self.wires: list[Any] = []  # their wire messages, aligned with `window`
@@ -293,19 +302,23 @@ class TranslationMemo:
         out += range(at, self._size)
         return out
 
-    def entry(self, w: Working) -> MemoEntry:
-        """The entry of a message without images that is in no run (`fresh`): the message's own
-        (the same object, or one equal to it), kept while it is in the window and a while after it
-        left; else a new one. A new entry shares the `Fragment` of an earlier
-        message of the same content (its key and cacheable flag aside: no translator reads them,
-        only the wire message, R-TR-8's prefix): an in-flight message stored under its own key, a
-        rebuilt system text or reminder, the history's cacheable copy of a question."""
-        key = w.key
-        found = self._entries.get(key)
-        if found is not None and (found.working is w or found.working == w):
-            return found
-        made = self._entries[key] = MemoEntry(w, self._fragments.get(w))
-        return made
+    def wire(self, w: Working) -> Any:
+        """The wire message made for a message without images that is in no run (`fresh`): for
+        the message itself (the same object, or one equal to it), kept while it is in the window
+        and a while after it left; None when there is none (`made` keeps the one made then)."""
+        found = self._entries.get(w.key)
+        if found is not None and (found[0] is w or _equal(found[0], w)):
+            return found[1]
+        return None
+
+    def made(self, w: Working, wire: Any) -> Fragment:
+        """`wire`, made for `w`, kept for the messages equal to `w`; the `Fragment` it shares
+        with an earlier message of the same content (its key and cacheable flag aside: no
+        translator reads them, only the wire message, R-TR-8's prefix): an in-flight message
+        stored under its own key, a rebuilt system text or reminder, the history's cacheable copy
+        of a question."""
+        self._entries[w.key] = (w, wire)
+        return self._fragments.get(w)
 
     def keep(self, wires: list[Any]) -> None:
         """The wire messages of this request's window, for the next one."""
@@ -339,19 +352,36 @@ def per_context(memo: TranslationMemo | None, name: str, make: Callable[[], T]) 
     return found
 
 
-_CALL_ID, _KEY = attrgetter("tool_call_id"), attrgetter("key")
+_CALL_ID, _KEY, _ID = attrgetter("tool_call_id"), attrgetter("key"), attrgetter("id")
 
 
 def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most: int) -> int:
     """How many messages from new[i] equal those from old[j] (at least 1, at most `most`):
-    list comparisons, by identity first."""
+    list comparisons (by identity first, in C), bisected; the message just past the matched part
+    is compared once, not once per halving (a rebuilt message is equal without being the same
+    object, so a comparison that is not by identity costs a call of `Working.__eq__`)."""
+    if most > 1 and _differ(new[i + 1], old[j + 1]):
+        return 1
     if new[i : i + most] == old[j : j + most]:
         return most
     lo, hi = 1, most  # new[i:i+lo] matches, new[i:i+hi] does not
     while hi - lo > 1:
+        if _differ(new[i + lo], old[j + lo]):
+            return lo
         mid = (lo + hi) // 2
         if new[i + lo : i + mid] == old[j + lo : j + mid]:
             lo = mid
         else:
             hi = mid
     return lo
+
+
+def _differ(a: Working, b: Working) -> bool:
+    return a is not b and a != b
+
+
+def _equal(a: Working, b: Working) -> bool:
+    """`a == b`, told apart by their call ids first (without writing their arguments as JSON)."""
+    if a.tool_calls is not b.tool_calls and [c.id for c in a.tool_calls] != [c.id for c in b.tool_calls]:
+        return False
+    return a == b
