@@ -11,7 +11,9 @@ import json
 
 import pytest
 
+from ctxkit.translate import reading
 from ctxkit.translate.items import Prompt, priming_tokens, prompt_items, prompt_tokens, wire_tokens
+from ctxkit.translate.keys import item_key
 
 from .helpers import assemble
 
@@ -110,14 +112,21 @@ def test_r_rpl_4_openai_totals_by_hand(tmp_path):
 
 @pytest.mark.parametrize("provider", list(EXPECTED))
 def test_r_rpl_4_keys_are_canonical_json_with_the_role(tmp_path, provider):
-    items = _items(tmp_path, provider)
-    for item in items:
+    """Message items are keyed by their role and content (`keys.item_key`: equal exactly when the
+    canonical JSON is, tests/test_item_keys.py); the definitions item by its canonical JSON."""
+    result = assemble(tmp_path, FIXTURE, provider=provider)
+    items = prompt_items(result.payload, meter=result.assembly.meter)
+    sent = reading.messages(provider, result.payload.body)
+    parts = [(role, part) for role, message in sent for part in message]
+    assert len(parts) == len(items) - items.lead
+    for item, (role, part) in zip(items[items.lead :], parts, strict=True):
+        assert item.role == role and item.key == item_key(role, part)
+        assert "cache_control" not in repr(item.key)
+    for item in items[: items.lead]:
+        assert isinstance(item.key, str)
         decoded = json.loads(item.key)
         assert item.key == json.dumps(decoded, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        assert ("tools" in decoded) == (item.role is None)
-        if item.role is not None:
-            assert decoded["role"] == item.role
-        assert "cache_control" not in json.dumps(decoded.get("item", {}))
+        assert "tools" in decoded and item.role is None
     assert len({i.key for i in items}) == len(items)
 
 
@@ -126,7 +135,7 @@ def test_r_rpl_4_same_block_under_another_role_differs(tmp_path):
     body = FIXTURE.replace('text: "Look at this"', 'text: "It is mild."')
     result = assemble(tmp_path, body, provider="anthropic")
     items = prompt_items(result.payload, meter=result.assembly.meter)
-    mild = [i for i in items if '"text":"It is mild."' in i.key]
+    mild = [i for i in items if isinstance(i.key, tuple) and "It is mild." in i.key]
     assert [i.role for i in mild] == ["assistant", "user"]
     assert mild[0].key != mild[1].key
 
@@ -136,7 +145,7 @@ def test_r_rpl_4_cache_control_is_not_part_of_the_identity(tmp_path):
     marked = [b for b in result.payload.body["messages"][3]["content"] if "cache_control" in b]
     assert marked, "the cacheable prefix ends on the answer"
     items = prompt_items(result.payload, meter=result.assembly.meter)
-    assert items[5].key == '{"item":{"text":"It is mild.","type":"text"},"role":"assistant"}'
+    assert items[5].key == item_key("assistant", {"text": "It is mild.", "type": "text"})
 
 
 def test_r_rpl_4_image_without_stored_count_is_estimated(tmp_path):

@@ -29,7 +29,7 @@ from ctxkit.replay import driver
 from ctxkit.translate import anthropic_turns, gemini, items, translate, turns
 from ctxkit.translate.itemmemo import runs
 from ctxkit.translate.items import prompt_items, read_items
-from ctxkit.translate.keys import item_key
+from ctxkit.translate.keys import Key, item_key
 from ctxkit.translate.memo import TranslationMemo, _common, same_calls
 
 from .helpers import bench_history
@@ -226,7 +226,7 @@ def test_r_rpl_9_each_payload_message_content_is_keyed_once(tmp_path: Path, monk
         keyed += 1
         return real(*args)
 
-    contents: set[str] = set()
+    contents: set[Key] = set()
 
     def check(index: int, call: Any, result: Any) -> None:
         contents.update(item_key(s.role, s.parts[0]) for s in result.payload.messages)

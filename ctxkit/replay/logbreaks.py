@@ -19,6 +19,7 @@ from ctxkit.replay.breaks import Break, _lost
 from ctxkit.replay.causes import Cause
 from ctxkit.translate.bodies import Body
 from ctxkit.translate.items import Item
+from ctxkit.translate.keys import Key
 
 CAUSE_RULES = {  # the causes a body alone can show, first match wins, and the rule behind each
     Cause.FIRST_CALL: "R-LOG-2",
@@ -53,7 +54,7 @@ class KeyedBody:
     """A logged call as the break finder reads it: its body and each prompt item's key."""
 
     body: Body
-    keys: tuple[str, ...]
+    keys: tuple[Key, ...]
 
     def side(self, n: int, item: Item | None) -> dict[str, Any] | None:
         """Item `n` (`item`, None past the end) as a break shows it."""

@@ -28,6 +28,7 @@ from ctxkit.replay.cost import Pricer
 from ctxkit.replay.verdicts import Verdict, count_error, verdict
 from ctxkit.translate.bodies import Body, body_items
 from ctxkit.translate.items import ItemMemo, prompt_tokens
+from ctxkit.translate.keys import Key
 from ctxkit.translate.sent import body_meter
 
 EVER = 10**12  # seconds: the TTL of the cache that remembers every earlier call (for `warm_elsewhere`)
@@ -203,7 +204,7 @@ class _Run:
             what = f"not a {provider} {record.endpoint} request body ({type(exc).__name__}: {exc})"
             raise InputError(Problem(record.where, "", f"{what} (--skip-bad skips such records)")) from None
 
-    def _cached(self, group: _Group, record: TrafficRecord, body: Body, keys: tuple[str, ...]) -> tuple[Hit, Hit]:
+    def _cached(self, group: _Group, record: TrafficRecord, body: Body, keys: tuple[Key, ...]) -> tuple[Hit, Hit]:
         """The call added to its group's cache, and to the cache of every earlier call (no TTL)."""
         # What the previous call stored lives as long as that call asked (R-LOG-2): its retention.
         group.cache.rules = replace(group.rules, ttl_seconds=group.retention)

@@ -35,6 +35,7 @@ from ctxkit.translate.common import (
     object_args,
     report_wrapped,
 )
+from ctxkit.translate.keys import Key
 
 _ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -43,7 +44,7 @@ _ID_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 class _Block:
     body: dict[str, Any]
     origin: int  # index of the wire message it came from (-1: inserted by a fix-up)
-    known: tuple[str, int] | None = None  # its item's (key, tokens), when the memo knew them
+    known: tuple[Key, int] | None = None  # its item's (key, tokens), when the memo knew them
 
 
 @dataclass(slots=True)

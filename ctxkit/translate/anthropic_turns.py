@@ -23,6 +23,7 @@ from ctxkit.counting.wire import WireRules
 from ctxkit.history.working import Kind, Working
 from ctxkit.translate import items, turns
 from ctxkit.translate.common import Prepared, Sent, TranslationInput, WireMessage, object_args
+from ctxkit.translate.keys import Key
 
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 LEADING_USER_TEXT = "(earlier conversation)"  # opens a history that starts with the assistant
@@ -41,7 +42,7 @@ class Blocks(NamedTuple):
     A `tool_use` or `tool_result` block holds the id as written; a request that must change it
     (`anthropic.ToolIds`) gets a copy with the id it sends, keyed afresh."""
 
-    blocks: tuple[tuple[dict[str, Any], tuple[str, int]], ...]
+    blocks: tuple[tuple[dict[str, Any], tuple[Key, int]], ...]
     wrapped: tuple[str, ...]  # call ids whose arguments were not an object
 
 
@@ -134,7 +135,7 @@ class _Made:
         parts = [b[0] for b in ordered]
         return Sent(role, parts, tuple(b[2] for b in ordered), [b[1] for b in ordered], self.framing), moved
 
-    def blocks(self, p: int) -> tuple[tuple[dict[str, Any], tuple[str, int]], ...]:
+    def blocks(self, p: int) -> tuple[tuple[dict[str, Any], tuple[Key, int]], ...]:
         m = self.wires[p]
         assert m.entry is not None  # a message without images: the memo holds it
         found: Blocks | None = m.entry.fragment

@@ -34,6 +34,7 @@ from ctxkit import providers
 from ctxkit.counting.measure import dumps_args
 from ctxkit.translate.costs import ItemMeter
 from ctxkit.translate.items import ItemMemo, Prompt, canonical, priming_tokens, prompt_items
+from ctxkit.translate.keys import Key, salted_key
 from ctxkit.translate.sent import body_payload
 
 
@@ -45,7 +46,7 @@ class Body:
     system: str  # the system texts, joined (for `system_date`)
     settings: dict[str, Any]  # the keyed settings this request sent
     priming: int  # the reply priming the provider adds (R-RPL-4: none for Gemini or after a prefill)
-    content_keys: tuple[str, ...]  # each item's key without the keyed settings (which salt `items`' keys)
+    content_keys: tuple[Key, ...]  # each item's key without the keyed settings (which salt `items`' keys)
 
 
 def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: ItemMeter, memo: ItemMemo) -> Body:
@@ -70,7 +71,7 @@ def body_items(provider: str, endpoint: str, body: dict[str, Any], *, meter: Ite
         salt = "\x00" + canonical(settings)
         first = 1 if scope == "messages" and shape.system_message else 0
         salted = (
-            i._replace(key=i.key + salt) if scope == "all" or (m is not None and m >= first) else i
+            i._replace(key=salted_key(i.key, salt)) if scope == "all" or (m is not None and m >= first) else i
             for i, m in zip(items, items.messages(), strict=True)
         )
         items = items.replaced(tuple(salted))

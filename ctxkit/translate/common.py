@@ -22,6 +22,7 @@ from ctxkit.counting.measure import Meter
 from ctxkit.history.working import Call, Fate, Image, Kind, Row, Segment, Working, image_key
 from ctxkit.loading.domain import Settings, ToolDef
 from ctxkit.loading.templates import Templates
+from ctxkit.translate.keys import Key
 from ctxkit.translate.memo import Fragment, TranslationMemo
 
 
@@ -92,7 +93,7 @@ class Sent:
     role: str
     parts: list[Any]
     origins: tuple[int, ...] | None
-    known: list[tuple[str, int] | None] | None = None
+    known: list[tuple[Key, int] | None] | None = None
     frame: int | None = None
 
     def at(self, index: int) -> tuple[int, ...]:

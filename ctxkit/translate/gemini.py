@@ -28,6 +28,7 @@ from ctxkit.translate.common import (
     object_args,
     report_wrapped,
 )
+from ctxkit.translate.keys import Key
 
 
 def _parts(m: WireMessage) -> list[dict[str, Any]]:
@@ -45,13 +46,13 @@ class _Fragment(NamedTuple):
     its own parts, then its function calls (sent only after the first user content) or, for a
     tool result, the response under the name its call had when the fragment was made."""
 
-    parts: tuple[tuple[dict[str, Any], tuple[str, int]], ...]
-    calls: tuple[tuple[dict[str, Any], tuple[str, int]], ...]
+    parts: tuple[tuple[dict[str, Any], tuple[Key, int]], ...]
+    calls: tuple[tuple[dict[str, Any], tuple[Key, int]], ...]
     wrapped: tuple[str, ...]
     name: str | None = None  # a tool result's: the name its response was made with
 
 
-Known = tuple[str, int] | None
+Known = tuple[Key, int] | None
 
 
 class _Builder:
@@ -187,7 +188,7 @@ def _left_out(calls: int, responses: int) -> str:
 def _fragment(m: WireMessage, name: str | None, meter: Meter, rules: WireRules) -> _Fragment:
     """A message's parts and calls (a tool result: its response under `name`, its call's)."""
 
-    def known(role: str, parts: list[dict[str, Any]]) -> tuple[tuple[dict[str, Any], tuple[str, int]], ...]:
+    def known(role: str, parts: list[dict[str, Any]]) -> tuple[tuple[dict[str, Any], tuple[Key, int]], ...]:
         return tuple((p, items.known(role, p, meter, rules)) for p in parts)
 
     if m.role == "tool":
@@ -333,7 +334,7 @@ def _content(
 
 def _known_parts(
     m: WireMessage, names: dict[str, str], meter: Meter, rules: WireRules
-) -> tuple[tuple[dict[str, Any], tuple[str, int]], ...]:
+) -> tuple[tuple[dict[str, Any], tuple[Key, int]], ...]:
     """A message's parts with their items' (key, tokens), its calls after its own parts."""
     assert m.entry is not None  # a message without images: the memo holds it
     found: _Fragment | None = m.entry.fragment
@@ -355,6 +356,6 @@ def _response(name: str, text: str) -> dict[str, Any]:
 
 
 def _unzip(
-    known: tuple[tuple[dict[str, Any], tuple[str, int]], ...],
+    known: tuple[tuple[dict[str, Any], tuple[Key, int]], ...],
 ) -> tuple[list[dict[str, Any]], list[Known]]:
     return [p for p, _ in known], [k for _, k in known]

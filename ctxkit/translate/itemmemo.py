@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from ctxkit.counting.wire import WireRules
 from ctxkit.translate import reading
 from ctxkit.translate.costs import ItemMeter, texts_tokens
-from ctxkit.translate.keys import item_key, without_cache_control
+from ctxkit.translate.keys import Key, item_key, without_cache_control
 
 if TYPE_CHECKING:
     from ctxkit.translate import Payload
@@ -39,14 +39,13 @@ class ItemMemo:
 
     Replay translates the same stored messages call after call; with a memo each distinct item
     made of strings and nulls (plain messages, text blocks, tool results, OpenAI tool calls) is
-    written as canonical JSON and counted once, and its key is the same string object every time
-    (the cache trie then compares keys without rehashing them). Items with images or with other
+    keyed and counted once, and its key is the same object every time. Items with images or with other
     values (numbers, flags) are keyed and counted afresh. The tokenizer must stay the same while
     a memo is used.
     """
 
     def __init__(self) -> None:
-        self._known: dict[tuple[Any, ...], tuple[str, int]] = {}
+        self._known: dict[tuple[Any, ...], tuple[Key, int]] = {}
         # the last request's context, payload messages (as translation emitted them) and items
         self._last: tuple[tuple[object, ...], Sequence[Sent], list[Item], bool, bool] | None = None
         self._renamed = False  # `carried` took a run of messages that are not the very objects by their parts
@@ -118,7 +117,7 @@ class ItemMemo:
             a, b = c + k, d + k
         return out
 
-    def lookup(self, role: str, part: Any, meter: ItemMeter, rules: WireRules | None = None) -> tuple[str, int] | None:
+    def lookup(self, role: str, part: Any, meter: ItemMeter, rules: WireRules | None = None) -> tuple[Key, int] | None:
         """(key, tokens of the texts) of an item the memo can hold, or None for any other item."""
         if type(part) is not dict:
             return None

@@ -16,11 +16,12 @@ The items, per provider:
 * gemini — the tool declarations, `systemInstruction` (one item), then each
   part of each content.
 
-`Item.key` is the item's identity: canonical JSON (sorted keys, no whitespace,
-non-ASCII kept) of `{"role": ROLE, "item": ITEM}` with a top-level
-`cache_control` removed, so two equal blocks under different roles differ and a
-moved cache breakpoint changes nothing. The tool-definitions item has role
-`None` and is keyed `{"tools": ...}`; Anthropic's `system` blocks and Gemini's
+`Item.key` is the item's identity: equal for two items exactly when the canonical
+JSON (sorted keys, no whitespace, non-ASCII kept) of `{"role": ROLE, "item": ITEM}`
+with a top-level `cache_control` removed is, so two equal blocks under different
+roles differ and a moved cache breakpoint changes nothing; it is a tuple holding the
+item's own strings (`translate/keys.py`), not the JSON text. The tool-definitions
+item has role `None` and is keyed by the canonical JSON `{"tools": ...}`; Anthropic's `system` blocks and Gemini's
 `systemInstruction` have role `system`. `Item.breakpoint` marks the block that
 carried the `cache_control` removed from the key (Anthropic's cache rules need it); `Item.run` names an
 Anthropic `tool_use` or `tool_result` block (a run of either counts as one lookback position).
@@ -69,12 +70,13 @@ from ctxkit.translate import reading
 from ctxkit.translate.common import Sent
 from ctxkit.translate.costs import Images, ItemMeter, item_tokens, texts_tokens
 from ctxkit.translate.itemmemo import ItemMemo
-from ctxkit.translate.keys import canonical, compact, item_key
+from ctxkit.translate.keys import Key, canonical, compact, item_key
 from ctxkit.translate.prompt import Item, Prompt
 
 __all__ = [
     "Item",
     "ItemMemo",
+    "Key",
     "Prompt",
     "canonical",
     "compact",
@@ -134,7 +136,7 @@ def request_rules(provider: str, model: str, meter: ItemMeter) -> WireRules:
     return rules_for(provider, model, meter.tokenizer)
 
 
-def known(role: str, part: dict[str, Any], meter: ItemMeter, rules: WireRules) -> tuple[str, int]:
+def known(role: str, part: dict[str, Any], meter: ItemMeter, rules: WireRules) -> tuple[Key, int]:
     """(key, tokens without the framing) of an item without images, as `prompt_items` makes them:
     what a translator tells about the items it emits."""
     return item_key(role, part), rules.scaled(texts_tokens(part, meter, rules))
@@ -232,7 +234,7 @@ def _items(
 _RUNS = frozenset({"tool_use", "tool_result"})  # Anthropic blocks whose consecutive runs count once (R-RPL-5)
 
 
-def _one(known: tuple[str, int], framing: int, part: Any, role: str) -> Item:
+def _one(known: tuple[Key, int], framing: int, part: Any, role: str) -> Item:
     """The item of `part` whose key and tokens (without the framing) are `known`."""
     mark, run = ("cache_control" in part, part.get("type")) if type(part) is dict else (False, None)
     return Item(known[0], known[1] + framing, role, mark, run if run in _RUNS else None)

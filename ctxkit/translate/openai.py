@@ -24,6 +24,7 @@ from ctxkit.translate.common import (
     WireMessage,
     definitions,
 )
+from ctxkit.translate.keys import Key
 from ctxkit.translate.memo import per_context
 
 REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
@@ -116,7 +117,7 @@ class _Fragment:
 
     __slots__ = ("named", "sent", "tool")
 
-    def __init__(self, body: dict[str, Any], known: tuple[str, int], frame: int) -> None:
+    def __init__(self, body: dict[str, Any], known: tuple[Key, int], frame: int) -> None:
         self.sent = Sent(body["role"], [body], None, [known], frame)  # never changed
         self.tool = body["role"] == "tool"
         self.named: dict[str, Sent] = {}

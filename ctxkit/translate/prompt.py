@@ -15,6 +15,8 @@ from itertools import repeat
 from operator import attrgetter, is_, itemgetter
 from typing import TYPE_CHECKING, NamedTuple, overload
 
+from ctxkit.translate.keys import Key
+
 if TYPE_CHECKING:
     from ctxkit.translate.common import Sent
 
@@ -26,7 +28,7 @@ class Item(NamedTuple):
     made and compared several times faster than a frozen dataclass. It holds no position: the
     same object serves every request that sends the item, wherever it sits (R-RPL-9)."""
 
-    key: str
+    key: Key
     tokens: int
     role: str | None
     breakpoint: bool = False  # the block carries Anthropic's `cache_control` (R-TR-8)
