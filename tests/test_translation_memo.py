@@ -340,3 +340,30 @@ def test_r_rpl_9_memo_gives_a_wire_message_only_for_an_equal_message() -> None:
     copy = w.with_(key="m:1:a:copy", cacheable=True)
     assert memo.made(copy, object()) is fragment
     assert memo.made(w.with_(key="k2", tool_calls=(Call("c1", "x", {"q": True}, 1),)), object()) is not fragment
+
+
+def test_r_rpl_9_a_replay_shares_the_body_fields_only_when_they_are_the_same_objects() -> None:
+    """A replay's calls share one dict of the body's fields besides the messages
+    (`translate._shared`) only when it holds the very same values under the same fields in the same
+    order: `1` and `1.0`, `true` and `1`, or the same fields in another order are other bodies."""
+    from types import SimpleNamespace
+
+    from ctxkit.translate import _shared
+
+    memo = TranslationMemo()
+    request: Any = SimpleNamespace(memo=memo)
+    tools = [{"type": "function"}]
+    first = {"model": "m", "tools": tools, "temperature": 1}
+    assert _shared(request, first) is first
+    assert _shared(request, {"model": "m", "tools": tools, "temperature": 1}) is first
+    others: list[dict[str, Any]] = [
+        {"model": "m", "tools": tools, "temperature": 1.0},
+        {"model": "m", "tools": tools, "temperature": True},
+        {"tools": tools, "model": "m", "temperature": 1},
+        {"model": "m", "tools": [{"type": "function"}], "temperature": 1},
+        {"model": "m", "tools": tools},
+    ]
+    for other in others:
+        assert _shared(request, other) is other, other
+        assert json.dumps(_shared(request, dict(other))) == json.dumps(other)
+    assert _shared(SimpleNamespace(memo=None), first) is first  # type: ignore[arg-type]

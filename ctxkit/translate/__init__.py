@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from operator import is_
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ctxkit import providers
@@ -155,6 +156,25 @@ def _cache_parameters(request: TranslationInput, mode: Mode) -> dict[str, Any]:
     return params
 
 
+def _shared(request: TranslationInput, head: dict[str, Any]) -> dict[str, Any]:
+    """`head`, or the last request's of a replay when it holds the very same values under the same
+    fields in the same order (one dict for a replay's calls, not one each; compared by identity, so
+    never `1` for `1.0`)."""
+    memo = request.memo
+    if memo is None:
+        return head
+    last: dict[str, Any] | None = memo.per_context.get("head")
+    if (
+        last is not None
+        and len(last) == len(head)
+        and all(map(is_, last, head))
+        and all(map(is_, last.values(), head.values()))
+    ):
+        return last
+    memo.per_context["head"] = head
+    return head
+
+
 def translate(request: TranslationInput) -> Payload:
     prepared = prepare(request)  # first: a replay's memo begins the request there
     translate_with, mode = _context(request)
@@ -162,6 +182,7 @@ def translate(request: TranslationInput) -> Payload:
     head = {**out.head, **_cache_parameters(request, mode)} if mode is not None else out.head
     if request.settings.request_fields:  # R-FIX-7: after the fields translation built, as written
         head = {**head, **request.settings.request_field_values()}
+    head = _shared(request, head)
     if out.messages is None:  # the translator gave the whole body
         return Payload(request.provider, head, prepared, out.origins, request.model)
     emitted = Translated(head, (), out.messages, out.fill)

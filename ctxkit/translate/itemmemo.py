@@ -149,7 +149,7 @@ def runs(new: Sequence[T], old: Sequence[T], extend: Extend[T] | None = None) ->
     out: list[Run] = []
     i, j, n, m = 0, 0, len(new), len(old)
     while i < n:
-        found = next(compress(count(j), map(is_, repeat(new[i]), islice(old, j, j + REACH))), -1)
+        found = next(compress(count(j), map(is_, repeat(new[i]), old[j : j + REACH])), -1)
         if found < 0:
             i += 1
             continue

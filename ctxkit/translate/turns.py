@@ -214,8 +214,4 @@ def _before(window: list[Working], at: dict[int, int], first: Working | int, the
 
 def moved(sents: list[Sent | None], d: int) -> list[Sent | None]:
     """Turns taken `d` places further (their origins shifted: a turn's `Sent` holds them)."""
-    out: list[Sent | None] = []
-    for s in sents:
-        assert s is not None and s.origins is not None
-        out.append(Sent(s.role, s.parts, tuple(map(add, s.origins, repeat(d))), s.known, s.frame))
-    return out
+    return [Sent(s.role, s.parts, tuple(map(add, s.origins, repeat(d))), s.known, s.frame) for s in sents]  # type: ignore[union-attr,arg-type]  # every turn made
