@@ -72,3 +72,33 @@ def test_r_rpl_9_plain_views_numbered_whole_keep_the_sides_of_the_places_column(
         slow, none = _kept(fixture, options, monkeypatch, plain=False)
         assert numbered > 0 and none == 0  # each way was taken
         assert fast == slow, (name, window, provider)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
+@pytest.mark.parametrize(("name", "window"), [("history", 3000), ("tool_loop_in_flight.yaml", 700)])
+def test_r_rpl_9_a_kept_call_reads_as_its_view(
+    provider: str, name: str, window: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each kept item's tokens, role, breakpoint and source, read back from the side table (whose
+    parts equal values share), equal the call's own view's."""
+    if name == "history":
+        path = tmp_path / "h.json"
+        path.write_text(json.dumps(bench_history(160)), encoding="utf-8")
+    else:
+        path = FIXTURES / name
+    original = breaks.MappedCall.trimmed
+    checked = [0]
+
+    def trimmed(self: breaks.MappedCall, start: int, sides: breaks.Sides) -> Any:
+        out = original(self, start, sides)
+        if out is not None:
+            for n in range(out.start, out.length):
+                mine, kept = self.item(n), out.item(n)
+                assert kept is not None and mine is not None
+                assert kept[1:4] == mine[1:4] and out.source_at(n) == self.source_at(n), (provider, n)
+                checked[0] += 1
+        return out
+
+    monkeypatch.setattr(breaks.MappedCall, "trimmed", trimmed)
+    driver.replay(load_fixture(str(path)), Options(provider=provider, max_input_tokens=window))
+    assert checked[0] > 0

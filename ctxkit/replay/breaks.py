@@ -117,7 +117,7 @@ class MappedCall:
         if start >= n:
             return None
         found = sides.numbers(self, start)
-        call = CallContext(self.user, sides.text(self.system), self.date, self.model, self.settings)
+        call = CallContext(self.user, sides.text(self.system), sides.text(self.date), self.model, self.settings)
         if 2 * (n - start) > n:  # most of it: the keys the trie holds too, shared
             return Earlier(start, n, self.keys, start, found, sides.table, call)
         return Earlier(start, n, self.keys[start:], 0, found, sides.table, call)

@@ -70,6 +70,7 @@ class Sides:
         self.table: list[Side] = []  # each side as numbered: its Source is made when a break reads it
         self._ids: dict[Side, int] = {}
         self._texts: dict[str, str] = {}
+        self._items: dict[ItemSide, ItemSide] = {}  # see `_kept`
         self._last: tuple[_Placed, array[int]] = (_Placed((), [], []), array("i"))  # the last view numbered
         self._whole_last: tuple[MappedCall | None, array[int]] = (None, array("i"))  # the last plain view, whole
 
@@ -139,10 +140,18 @@ class Sides:
         for n in each(found, -1):
             got = self._ids.get(keys[n])
             if got is None:  # not even earlier in this call
-                got = self._ids[keys[n]] = len(self.table)
-                self.table.append(keys[n])
+                side = self._kept(keys[n])
+                got = self._ids[side] = len(self.table)
+                self.table.append(side)
             found[n] = got
         return array("i", found)
+
+    def _kept(self, side: Side) -> Side:
+        """A new side as the table keeps it: its item's part one object for equal values (most
+        items share their tokens, role and breakpoint with an earlier one; a message's part is
+        mostly its own, so it is kept as made)."""
+        item, message, segment = side
+        return (self._items.setdefault(item, item), message, segment)
 
 
 class _Plain(NamedTuple):
@@ -206,7 +215,8 @@ _ITEM_SIDE = itemgetter(1, 2, 3)  # an Item's tokens, role, breakpoint
 W_SIDE = attrgetter("key", "kind", "origin", "file_id", "source_id", "placeholder")
 STORED = frozenset({Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER})
 # an item's side: its (tokens, role, breakpoint), its working message's `W_SIDE` and segment
-Side = tuple[tuple[int, str | None, bool], tuple[Any, ...], Segment | None]
+ItemSide = tuple[int, str | None, bool]
+Side = tuple[ItemSide, tuple[Any, ...], Segment | None]
 
 
 class Earlier:
