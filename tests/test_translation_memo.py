@@ -15,6 +15,7 @@ import json
 import random
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -346,8 +347,6 @@ def test_r_rpl_9_a_replay_shares_the_body_fields_only_when_they_are_the_same_obj
     """A replay's calls share one dict of the body's fields besides the messages
     (`translate._shared`) only when it holds the very same values under the same fields in the same
     order: `1` and `1.0`, `true` and `1`, or the same fields in another order are other bodies."""
-    from types import SimpleNamespace
-
     from ctxkit.translate import _shared
 
     memo = TranslationMemo()
@@ -367,3 +366,30 @@ def test_r_rpl_9_a_replay_shares_the_body_fields_only_when_they_are_the_same_obj
         assert _shared(request, other) is other, other
         assert json.dumps(_shared(request, dict(other))) == json.dumps(other)
     assert _shared(SimpleNamespace(memo=None), first) is first  # type: ignore[arg-type]
+
+
+def test_r_rpl_4_openai_framing_by_role_equals_the_framing_of_each_message() -> None:
+    """OpenAI's fragments take the framing of a message of only a role and a content from the
+    first such message of that role (`openai._framing`, once per replay context); every message
+    gets the framing `items.frame` gives it, the ones with a name, calls or a result's id too,
+    whichever came first."""
+    from ctxkit.counting.measure import Meter
+    from ctxkit.loading.templates import Templates
+    from ctxkit.translate import openai
+
+    meter = Meter("o200k_base", supports_images=True, templates=Templates.build())
+    rules = items.request_rules("openai", "gpt-4o", meter)
+    request: Any = SimpleNamespace(memo=TranslationMemo(), meter=meter)
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+    bodies: list[dict[str, Any]] = [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "assistant", "content": "Sure."},
+        {"role": "user", "content": "Hi", "name": "ann"},
+        {"role": "user", "content": "Hi"},
+        {"role": "tool", "tool_call_id": "c1", "content": "sun"},
+        {"role": "system", "content": "Be brief."},
+        {"role": "assistant", "content": "More.", "tool_calls": [call, call]},
+    ]
+    for d in [*bodies, *reversed(bodies)]:
+        assert openai._framing(request, rules, d) == items.frame(rules, d["role"], [d], meter, {}), d
+    assert len({openai._framing(request, rules, d) for d in bodies}) > 2

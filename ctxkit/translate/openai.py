@@ -44,7 +44,10 @@ def _base_name(name: str) -> str:
 def content(m: WireMessage) -> str | list[dict[str, Any]]:
     """A string, or content parts for a message that had images (R-TR-1), even
     when every image became a text marker (R-TR-5) or a budget-only label."""
-    if not m.had_images and not any(p.image for p in m.parts):
+    given = m.parts
+    if not m.had_images and len(given) == 1 and given[0].image is None:
+        return given[0].text  # `m.text` of one text part
+    if not m.had_images and not any(p.image for p in given):
         return m.text
     parts: list[dict[str, Any]] = []
     for p in m.parts:
@@ -191,4 +194,18 @@ def _made(a: TranslationInput, rules: WireRules, d: dict[str, Any]) -> _Fragment
     """A payload dict's fragment: keyed and counted once (the memo shares it between working
     messages of equal content, such as an in-flight message and its stored copy)."""
     known = items.known(d["role"], d, a.meter, rules)
-    return _Fragment(d, known, items.frame(rules, d["role"], [d], a.meter, {}))
+    return _Fragment(d, known, _framing(a, rules, d))
+
+
+def _framing(a: TranslationInput, rules: WireRules, d: dict[str, Any]) -> int:
+    """`items.frame` of a payload dict. One that holds only a role and a content (no name, no
+    calls, not a tool result) is framed by its role alone: worked out once per role while the
+    replay's context holds (R-RPL-4)."""
+    role = d["role"]
+    if len(d) != 2 or "content" not in d or role == "tool":
+        return items.frame(rules, role, [d], a.meter, {})
+    by_role: dict[str, int] = per_context(a.memo, "framing", dict)
+    found = by_role.get(role)
+    if found is None:
+        found = by_role[role] = items.frame(rules, role, [d], a.meter, {})
+    return found
