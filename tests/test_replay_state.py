@@ -22,7 +22,8 @@ from ctxkit.counting import measure
 from ctxkit.history import convert
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
-from ctxkit.replay import driver, state, window
+from ctxkit.output import dumps
+from ctxkit.replay import arrays, driver, state, window
 
 from .conftest import FIXTURES
 from .helpers import bench_history
@@ -145,3 +146,42 @@ def test_cacheable_copies_equal_copying_one_by_one(tmp_path: Path) -> None:
 
     driver.replay(load_fixture(str(path)), Options(max_input_tokens=3_000), on_call=check)
     assert checked > 100
+
+
+@pytest.mark.parametrize(("window", "grows"), [(1_500, True), (3_000, False)])
+def test_r_rpl_9_the_window_forgets_by_recency_and_makes_again_what_it_reaches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int, grows: bool
+) -> None:
+    """The state forgets the working messages, copies and costs of stored messages far below the
+    window (`State._forget`) and makes them again when a window reaches back (`State._refill`:
+    a call whose fixed parts shrink, a report reading the whole history). With forgetting after a
+    few messages, every call still equals the call assembled afresh, a forgotten message is held
+    by no memo, and the whole window made again equals a fresh conversion."""
+    monkeypatch.setattr(arrays, "_KEEP", 3)
+    monkeypatch.setattr(arrays, "_SWEEP", 2)
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(bench_history(300)), encoding="utf-8")
+    floors: list[int] = []
+
+    def check(index: int, call: Any, result: Any) -> None:
+        fresh = pipeline.run(call.fixture, call.options)
+        assert dumps(result.payload.body) == dumps(fresh.payload.body), index
+        assert dict(result.assembly.fates.decided()) == dict(fresh.assembly.fates.decided()), index
+        s = result.assembly.converted.state
+        floors.append(s.floor)
+        gone = {m.id for m in s.path[: s.floor]}
+        assert not gone & set(s._done), index  # nothing kept of a forgotten message
+        assert all(w.key not in s.at and w.key not in s._copies for w in s.works[: s.ends[s.floor]]), index
+
+    driver.replay(load_fixture(str(path)), Options(max_input_tokens=window), on_call=check)
+    assert max(floors) > 100  # it forgot
+    assert grows == any(b < a for a, b in zip(floors, floors[1:], strict=False))  # made again: a window grew back
+
+    seen: list[Any] = []
+    driver.replay(load_fixture(str(path)), Options(max_input_tokens=window), on_call=lambda *a: seen.append(a))
+    _, call, result = seen[-1]
+    shared = result.assembly.converted
+    assert shared.state.floor > 0
+    fresh = convert.convert(result.assembly.branch, call.fixture, result.assembly.eff.templates)
+    assert shared.history == fresh.history  # `restore` made the forgotten part again
+    assert shared.state.floor == 0

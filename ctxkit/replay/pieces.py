@@ -111,3 +111,8 @@ class Spans:
         """The window's messages from `end` on are forgotten."""
         if self._last is not None and self._last[2] > end:
             self._last = None
+
+    def below(self, end: int) -> None:
+        """The window's messages before `end` are forgotten (the state's `_GONE`)."""
+        if self._last is not None and self._last[0] < end:
+            self._last = None

@@ -7,10 +7,10 @@ steps give, from work shared by the calls:
 * `counts`: each distinct text's token count, for every call's `Meter`;
 * `paths`: branch lookups, each call's path extending the last; `select` gives the planner and
   assembly of one call the same `Branch`;
-* each stored message's working messages and their cacheable copies, made once;
-* the window: the working messages along the current root path with running sums of their
-  costs, extended as the conversation grows (cut back where an edit leaves the path), so that
-  truncation (R-ASM-4) is two bisections instead of a walk over the window;
+* the window (`replay.arrays.Arrays`, which `State` is): each stored message's working messages
+  and cacheable copies along the current root path with running sums of their costs, so that
+  truncation (R-ASM-4) is two bisections instead of a walk over the window; what lies well below
+  the lowest message a call reads is forgotten and made again if a window reaches back;
 * `items`: each distinct prompt item's key and tokens (`translate.items.ItemMemo`);
 * `translation`: what translation made of each working message (`translate.memo.TranslationMemo`).
 
@@ -21,26 +21,24 @@ call equals the call assembled afresh).
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from operator import attrgetter, is_, itemgetter
 
 from ctxkit.assembly.assemble import Fixed, fixed_parts, today
 from ctxkit.assembly.assemble import decided as decided_afresh
 from ctxkit.assembly.fates import Fated
 from ctxkit.assembly.system import Turn, turn_state
-from ctxkit.assembly.truncation import Answered, SameFate, Truncation, kept_as, kept_fate
+from ctxkit.assembly.truncation import Answered, Truncation, kept_fate
 from ctxkit.assembly.truncation import drop_orphans as drop_orphans_afresh
 from ctxkit.assembly.truncation import truncate as truncate_afresh
 from ctxkit.counting.measure import Counts, Meter, meter_for
 from ctxkit.history import convert, tree
-from ctxkit.history.working import Fate, Record, Working
+from ctxkit.history.working import Record, Working
 from ctxkit.loading.config import Effective, Options, resolve
-from ctxkit.loading.domain import FileRecord, Fixture, InFlightMessage, StoredMessage, TurnOverrides
-from ctxkit.loading.templates import Templates
-from ctxkit.replay.answers import Announcements
-from ctxkit.replay.pieces import Noted, Piece, Spans, runs
+from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage, TurnOverrides
+from ctxkit.replay.arrays import Arrays
+from ctxkit.replay.pieces import Piece, runs
 from ctxkit.replay.window import WindowConversion
 from ctxkit.translate.items import ItemMemo
 from ctxkit.translate.memo import TranslationMemo
@@ -49,10 +47,11 @@ _KEY = attrgetter("key")
 _FIXED_KEPT = 8  # fixed parts kept: a few turn states (R-TURN-2) of the current date
 
 
-class State:
+class State(Arrays):
     """One replay's incremental state (see the module docstring); implements `Incremental`."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.counts = Counts()
         self.paths = tree.Paths()
         self._selected: tuple[tuple[StoredMessage, ...], str | None, tree.Branch] | None = None
@@ -60,28 +59,9 @@ class State:
         self.translation = TranslationMemo()
         self._basis: tuple[object, ...] | None = None
         self._effective: tuple[Options | None, Effective] | None = None  # the last call's options and settings
-        self.files: dict[str, FileRecord] = {}  # each file by id, for the basis's files
         self._fixed: list[tuple[tuple[object, ...], Fixed, tuple[str, ...]]] = []  # newest first
         self._turned: dict[int, tuple[tuple[InFlightMessage, ...], TurnOverrides, Turn]] = {}  # by in-flight count
-        self._done: dict[str, tuple[StoredMessage, tuple[Working, ...]]] = {}  # message id → its working messages
         self._flying: dict[int, tuple[InFlightMessage, Working]] = {}  # in-flight index → its working message
-        self._copies: dict[str, tuple[Working, Working]] = {}  # key → (message, its cacheable copy)
-        self._reset_window()
-
-    def _reset_window(self) -> None:
-        self.path: list[StoredMessage] = []  # the root path the window's arrays run over
-        self.position: dict[str, int] = {}  # message id → its index on `path`
-        self.works: list[Working] = []  # the working messages of `path`, in order
-        self.copies: list[Working] = []  # their cacheable copies, made with them
-        self.at: dict[str, int] = {}  # a working message's key → its index in `works`
-        self.ends = array("q", [0])  # ends[k]: how many working messages path[:k] make
-        self.sums = array("q", [0])  # sums[n]: the cost of works[:n] (computed as far as truncation asked)
-        self.answers = Announcements()  # the window's tool calls and results by position (R-ASM-8)
-        self.fated: list[Fated] = []  # each window message's fate when kept (`kept_fate`)
-        self.truncated: list[Fated] = []  # each window message's fate when truncation leaves it out
-        self._kept_as, self._truncated_as = kept_as(), SameFate(Fate.TRUNCATED, "R-ASM-4", None)  # one per notes
-        self.spans = Spans()  # the last span's fates
-        self.noted = Noted()  # the last list a step gave, in pieces
 
     # --- Incremental ----------------------------------------------------------------------
 
@@ -149,6 +129,7 @@ class State:
             self._basis, self._done, self._copies = basis, {}, {}
             self.files = {f.id: f for f in fixture.files}
             self._reset_window()
+        self._made = (fixture, eff.templates)
         return WindowConversion(branch, fixture, eff.templates, self)
 
     def fixed_parts(self, eff: Effective, meter: Meter, record: Record) -> Fixed:
@@ -213,10 +194,11 @@ class State:
         start, stop = self.ends[base + lo], self.ends[base + n]
         sums = self._sums_to(stop, meter)
         s = bisect_left(sums, sums[stop] - (room - used), start, stop)
+        i = bisect_right(self.ends, s - 1, base + lo, base + n + 1) - 1 if s > start else base + lo
+        self._reach(i, stop, meter)  # path[i] is the oldest message this call reads
         kept = self.works[s:stop]
         kept += pinned
         if s > start:  # works[s - 1] does not fit: the start of its message's unit is left out
-            i = bisect_right(self.ends, s - 1, base + lo, base + n + 1) - 1
             self.noted.note_run(kept, self.works, 0, s, stop)
             return Truncation(kept=kept, head=self.works[self.ends[i] : s], end=head + i - base)
         used += sums[stop] - sums[start]
@@ -303,24 +285,7 @@ class State:
         noted = self.noted.of(ws, ref)
         return iter(noted) if noted is not None else runs(ws, ref, self.at)
 
-    def _copy(self, w: Working) -> Working:
-        found = self._copies.get(w.key)
-        if found is None or found[0] is not w:
-            found = self._copies[w.key] = (w, w.with_(cacheable=True))
-        return found[1]
-
     # --- shared work ----------------------------------------------------------------------
-
-    def message(
-        self, m: StoredMessage, files: dict[str, FileRecord], fixture: Fixture, templates: Templates
-    ) -> tuple[Working, ...]:
-        """`convert.message`, once per stored message for the whole replay."""
-        found = self._done.get(m.id)
-        if found is not None and found[0] is m:
-            return found[1]
-        produced = convert.message(m, files, fixture, templates)
-        self._done[m.id] = (m, produced)
-        return produced
 
     def in_flight(self, m: InFlightMessage) -> Working:
         """`convert.in_flight`, once per in-flight message: a question's calls share their loop's
@@ -329,58 +294,3 @@ class State:
         if found is None or found[0] is not m:
             found = self._flying[m.index] = (m, convert.in_flight(m))
         return found[1]
-
-    def sync(self, path: Sequence[StoredMessage], upto: int, converted: WindowConversion) -> None:
-        """Make the window's arrays run over `path[:upto]`: keep what the last calls' path shares
-        with it (root paths that share a message share everything above it), convert the rest."""
-        mine = self.path
-        common = min(len(mine), upto)
-        if common and path[common - 1] is not mine[common - 1]:  # an edit left the path: find where
-            lo, hi = 0, common - 1  # path[k - 1] is mine[k - 1] holds for k <= lo, fails for k > hi
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if path[mid - 1] is mine[mid - 1]:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            common = lo
-            for m in mine[common:]:
-                del self.position[m.id]
-            del mine[common:]
-            del self.ends[common + 1 :]
-            self._cut(self.ends[common])
-        for k in range(len(mine), upto):
-            m = path[k]
-            for w in converted.of(m):
-                self._append(w)
-            self.ends.append(len(self.works))
-            self.position[m.id] = k
-            mine.append(m)
-
-    def _append(self, w: Working) -> None:
-        """A working message at the window's end, with what is kept of it by position."""
-        self.answers.append(len(self.works), w)
-        self.fated.append(self._kept_as[w.placeholder][w.notes])  # `kept_fate(w)`, shared
-        self.truncated.append(self._truncated_as[w.notes])
-        self.at[w.key] = len(self.works)
-        self.works.append(w)
-        self.copies.append(self._copy(w))
-
-    def _cut(self, end: int) -> None:
-        """The window's working messages from `end` on forgotten."""
-        self.answers.cut(end, self.works[end:])
-        self.spans.cut(end)
-        self.noted.forget()
-        for w in self.works[end:]:
-            del self.at[w.key]
-        del self.fated[end:]
-        del self.truncated[end:]
-        del self.works[end:]
-        del self.copies[end:]
-        del self.sums[end + 1 :]
-
-    def _sums_to(self, stop: int, meter: Meter) -> array[int]:
-        sums, works = self.sums, self.works
-        for n in range(len(sums) - 1, stop):
-            sums.append(sums[-1] + meter.of(works[n]))
-        return sums

@@ -66,6 +66,7 @@ class WindowConversion(convert.Converted):
             if not self.synced():
                 return super().history
             ends, base = self.state.ends, self.base
+            self.state.restore(base)  # a report reads the whole history: made again where forgotten
             older = self.state.works[ends[base] : ends[base + len(self.stored)]]
             self._history = (*self._head, *older, *self.pinned)
         return self._history
