@@ -8,13 +8,15 @@ equals what slicing a fresh copy of the path gives.
 
 from __future__ import annotations
 
+import random
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from ctxkit.history import tree
-from ctxkit.loading.domain import Fixture
+from ctxkit.loading.domain import Fixture, Role, StoredMessage
 from ctxkit.loading.read import load_fixture
 
 from .conftest import FIXTURES, GALLERY
@@ -61,3 +63,25 @@ def test_a_stretch_reads_like_the_tuple_it_stands_for() -> None:
         with pytest.raises(IndexError):
             part[len(part)]
     assert tuple(whole[-2:]) == messages[-2:] and tuple(whole[5:2]) == ()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ancestry_by_entry_numbers_equals_walking_up(seed: int) -> None:
+    """R-RPL-6's branch cause asks whether one stored message is above another: `Ancestry`'s
+    entry numbers answer as walking up the parents does, for every pair of a random tree."""
+    rng = random.Random(seed)
+    messages = []
+    for n in range(40):
+        parent = f"m{rng.randrange(n)}" if n and rng.random() < 0.9 else None
+        messages.append(StoredMessage(id=f"m{n}", role=Role.USER, parent=parent, index=n, text="t"))
+    fixture = replace(load_fixture(str(FIXTURES / "replay" / "branch.yaml")), messages=tuple(messages))
+    parents = {m.id: m.parent for m in messages}
+    ancestry = tree.Ancestry(fixture)
+    for a in parents:
+        for b in parents:
+            node: str | None = b
+            walked = False
+            while node is not None and not walked:
+                walked, node = node == a, parents[node]
+            assert ancestry.above(a, b) == walked, (a, b)
+    assert not ancestry.above("m1", "nowhere") and not ancestry.above("nowhere", "m1")

@@ -185,3 +185,43 @@ def test_r_rpl_9_the_window_forgets_by_recency_and_makes_again_what_it_reaches(
     fresh = convert.convert(result.assembly.branch, call.fixture, result.assembly.eff.templates)
     assert shared.history == fresh.history  # `restore` made the forgotten part again
     assert shared.state.floor == 0
+
+
+def test_r_rpl_9_an_edit_below_the_forgotten_part_cuts_the_window_back_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call whose path leaves the window's path below its floor (an edit early in the
+    conversation) cuts the window back there: the forgotten messages between are made again
+    first (their calls and results are taken out of the positions), and the call equals the
+    call assembled afresh, as does the next call back on the long path."""
+    monkeypatch.setattr(arrays, "_KEEP", 3)
+    monkeypatch.setattr(arrays, "_SWEEP", 2)
+    history = bench_history(300)
+    for k, m in enumerate(history["messages"]):
+        m["parent"] = history["messages"][k - 1]["id"] if k else None
+    history["messages"] += [
+        {"id": "edit", "role": "user", "parent": "m6", "text": "an early edit"},
+        {"id": "edit-answer", "role": "assistant", "parent": "edit", "text": "its answer"},
+        {"id": "edit-next", "role": "user", "parent": "edit-answer", "text": "the next question"},
+    ]
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(history), encoding="utf-8")
+    fixture = load_fixture(str(path))
+    made: list[state.State] = []
+
+    class Kept(state.State):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(driver, "State", Kept)
+    last = history["messages"][-4]["id"]
+    driver.replay(fixture, Options(max_input_tokens=2_000, leaf=last))
+    s = made[0]
+    assert s.floor > 50
+    for leaf in ("edit-next", last):
+        options = Options(max_input_tokens=2_000, leaf=leaf)
+        got, fresh = pipeline.run(fixture, options, state=s), pipeline.run(fixture, options)
+        assert dumps(got.payload.body) == dumps(fresh.payload.body), leaf
+        assert dict(got.assembly.fates.decided()) == dict(fresh.assembly.fates.decided()), leaf
+    assert s.floor > 0 and len(s.at) < 300

@@ -8,6 +8,7 @@ message is above another (replay's branch cause, R-RPL-6).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
@@ -211,29 +212,32 @@ def select(fixture: Fixture, leaf: str | None, *, paths: Paths | None = None) ->
 
 
 class Ancestry:
-    """Ancestor tests on the stored tree in O(1): entry/exit times of one depth-first walk."""
+    """Ancestor tests on the stored tree in O(1), from one depth-first walk: each message's number
+    in the walk's entry order, and for each number the last number within its subtree (one id
+    index and one array of 8 bytes a message)."""
 
     def __init__(self, fixture: Fixture) -> None:
         children: dict[str | None, list[str]] = {}
         for m in fixture.messages:
             if m.role is not Role.SUMMARY:
                 children.setdefault(m.parent, []).append(m.id)
-        self.enter: dict[str, int] = {}
-        self.leave: dict[str, int] = {}
-        clock = 0
+        self._number: dict[str, int] = {}  # id → entry number
+        self._last = array("q")  # entry number → the last entry number of its subtree
+        number, last = self._number, self._last
         stack: list[tuple[str, bool]] = [(c, False) for c in reversed(children.get(None, []))]
         while stack:
             node, done = stack.pop()
-            clock += 1
             if done:
-                self.leave[node] = clock
+                last[number[node]] = len(number) - 1
                 continue
-            self.enter[node] = clock
+            number[node] = len(number)
+            last.append(0)
             stack.append((node, True))
             stack.extend((c, False) for c in reversed(children.get(node, [])))
 
     def above(self, ancestor: str, node: str) -> bool:
         """`ancestor` is `node` or on its path from the root."""
-        if ancestor not in self.enter or node not in self.enter:
+        a, n = self._number.get(ancestor), self._number.get(node)
+        if a is None or n is None:
             return False
-        return self.enter[ancestor] <= self.enter[node] and self.leave[node] <= self.leave[ancestor]
+        return a <= n <= self._last[a]

