@@ -28,8 +28,8 @@ _LEAVES = st.one_of(
     _TEXTS,
     st.none(),
     st.booleans(),
-    st.sampled_from([0, 1, -1, 2**70]),
-    st.sampled_from([0.0, -0.0, 1.0, 1.5, float("inf")]),
+    st.sampled_from([0, 1, -1, 2**70, 10**16]),
+    st.sampled_from([0.0, -0.0, 1.0, 1.5, 1e16, 0.1, float("inf"), float("-inf"), float("nan")]),
 )
 _VALUES = st.recursive(
     _LEAVES,

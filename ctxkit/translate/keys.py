@@ -30,6 +30,7 @@ Key = Hashable  # an item's key: `item_key`'s tuple, the definitions item's cano
 
 _OBJECT, _ARRAY, _OTHER, _PART = "{", "[", "#", "="  # the tags of a key's tuples
 _NAMES = frozenset({str})
+_TRUE, _FALSE = (_OTHER, "true"), (_OTHER, "false")
 
 
 def canonical(value: Any) -> str:
@@ -74,6 +75,12 @@ def frozen(value: Any) -> Any:
         return tuple(out)
     if isinstance(value, (list, tuple)):
         return (_ARRAY, *map(frozen, value))
+    if kind is bool:
+        return _TRUE if value else _FALSE
+    if kind is int:
+        return (_OTHER, int.__repr__(value))  # what json writes for an int
+    if kind is float and value - value == 0.0:  # finite: json writes float.__repr__ (NaN, Infinity below)
+        return (_OTHER, float.__repr__(value))
     return (_OTHER, canonical(value))
 
 
