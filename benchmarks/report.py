@@ -229,7 +229,8 @@ def replay_section(r: R) -> list[str]:
 
 REPLAY_PROSE = (
     "Shared between calls, through the one state the replay driver owns (`ctxkit/replay/state.py`) "
-    "and the memos beside it: each stored message's conversion, cacheable copy and cost; each in-flight "
+    "and the memos beside it: each stored message's conversion, cacheable copy and cost (forgotten "
+    "once the window is well past it, made again if a window reaches back); each in-flight "
     "message converted and costed once per replay; each distinct text's token count; the branch as a "
     "view over the shared root paths; the working messages along it with running sums, so that "
     "truncation is two bisections; each assembly step noting where its list sits in the window, so "
@@ -240,7 +241,7 @@ REPLAY_PROSE = (
     "distinct content; prompt items as columns (key numbers, tokens, breakpoints) whose runs are "
     "slices of the last call's, read by the prompt sum, the cache and the lost tokens; the details "
     "kept for later breaks, numbered the same way; the cache trie walked from where a call parts "
-    "from the previous one. What each call still pays, about 0.7 ms at 8,000 tokens: some twenty "
+    "from the previous one. What each call still pays, about 0.68 ms at 8,000 tokens: some twenty "
     "small steps across the four stages (each 20-60 us: the converted view, truncation's bisection, "
     "the fixed-parts basis, one copy of the decision record, the memo's run search, keying the two "
     "or three new payload messages, the item memo, the columns, the earlier-call numbering, the "

@@ -168,9 +168,9 @@ def memory_target(r: R) -> list[str]:
     ratio = big / small if big is not None and small else None
     shown = "n/a" if ratio is None else f"{ratio:.1f}× ({big / 1024:.0f} MiB vs {small / 1024:.0f} MiB)"
     why = (
-        "earlier prompts stay for an undated history (no gap ends its cache, R-RPL-5): the trie, "
-        "each distinct item key and the break views of earlier calls; and each stored message's "
-        "conversion, counts and translation, kept for the replay's length"
+        "earlier prompts stay for an undated history (no gap ends its cache, R-RPL-5): each "
+        "earlier call's key numbers (shared by the trie), its side numbers and call context for "
+        "later breaks, and each distinct item key; and the rows themselves, one per call"
     )
     return [MEMORY_TARGET, shown, "≤ 1.5× (bounded by the window)", verdict(ratio, 1.5, why)]
 
