@@ -25,7 +25,7 @@ from ctxkit.loading.read import load_fixture
 from ctxkit.output import dumps
 from ctxkit.replay import arrays, driver, state, window
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, ctxkit
 from .helpers import bench_history
 
 PACKAGE = Path(pipeline.__file__).parent
@@ -187,6 +187,19 @@ def test_r_rpl_9_the_window_forgets_by_recency_and_makes_again_what_it_reaches(
     assert shared.state.floor == 0
 
 
+def _edited_history() -> dict[str, Any]:
+    """The bench history of 300 messages, each the parent of the next, and an early edit of m6
+    (a question and its answer) beside them."""
+    history = bench_history(300)
+    for k, m in enumerate(history["messages"]):
+        m["parent"] = history["messages"][k - 1]["id"] if k else None
+    history["messages"] += [
+        {"id": "edit", "role": "user", "parent": "m6", "text": "an early edit"},
+        {"id": "edit-answer", "role": "assistant", "parent": "edit", "text": "its answer"},
+    ]
+    return history
+
+
 def test_r_rpl_9_an_edit_below_the_forgotten_part_cuts_the_window_back_made_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,14 +209,10 @@ def test_r_rpl_9_an_edit_below_the_forgotten_part_cuts_the_window_back_made_agai
     call assembled afresh, as does the next call back on the long path."""
     monkeypatch.setattr(arrays, "_KEEP", 3)
     monkeypatch.setattr(arrays, "_SWEEP", 2)
-    history = bench_history(300)
-    for k, m in enumerate(history["messages"]):
-        m["parent"] = history["messages"][k - 1]["id"] if k else None
-    history["messages"] += [
-        {"id": "edit", "role": "user", "parent": "m6", "text": "an early edit"},
-        {"id": "edit-answer", "role": "assistant", "parent": "edit", "text": "its answer"},
-        {"id": "edit-next", "role": "user", "parent": "edit-answer", "text": "the next question"},
-    ]
+    history = _edited_history()
+    history["messages"].append(
+        {"id": "edit-next", "role": "user", "parent": "edit-answer", "text": "the next question"}
+    )
     path = tmp_path / "h.json"
     path.write_text(json.dumps(history), encoding="utf-8")
     fixture = load_fixture(str(path))
@@ -225,3 +234,38 @@ def test_r_rpl_9_an_edit_below_the_forgotten_part_cuts_the_window_back_made_agai
         assert dumps(got.payload.body) == dumps(fresh.payload.body), leaf
         assert dict(got.assembly.fates.decided()) == dict(fresh.assembly.fates.decided()), leaf
     assert s.floor > 0 and len(s.at) < 300
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
+def test_r_rpl_9_forgetting_below_the_window_changes_no_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, provider: str
+) -> None:
+    """The whole replay report (tokens, cache predictions, breaks, causes, lost tokens, costs) is
+    the same with forgetting forced after every message as with no forgetting at all, under each
+    provider, on a history with tool loops and an early edit (this round's review: the tests
+    above compare bodies and fates under OpenAI only)."""
+    history = _edited_history()
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(history), encoding="utf-8")
+    last = history["messages"][-3]["id"]
+    floors: list[int] = []
+
+    class Kept(state.State):
+        def __init__(self) -> None:
+            super().__init__()
+            floors.append(0)
+
+        def _forget(self, k: int) -> None:
+            super()._forget(k)
+            floors.append(k)
+
+    monkeypatch.setattr(driver, "State", Kept)
+    args = ["replay", str(path), "--provider", provider, "--max-input-tokens", "2000", "--format", "json"]
+    monkeypatch.setattr(arrays, "_SWEEP", 10**9)
+    kept = ctxkit(*args, "--leaf", last).out
+    assert max(floors) == 0  # never forgot
+    monkeypatch.setattr(arrays, "_KEEP", 0)
+    monkeypatch.setattr(arrays, "_SWEEP", 1)
+    forgot = ctxkit(*args, "--leaf", last).out
+    assert max(floors) > 100  # forgot most of the history
+    assert forgot == kept
