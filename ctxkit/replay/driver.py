@@ -15,7 +15,7 @@ from operator import is_
 from typing import TYPE_CHECKING
 
 from ctxkit import collector
-from ctxkit.counting.measure import call_args_text
+from ctxkit.counting.measure import call_args_text, stored_texts
 from ctxkit.errors import RuleError
 from ctxkit.history.tree import Ancestry
 from ctxkit.loading.config import Effective, Options, resolve
@@ -92,6 +92,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     eff = resolve(fixture, options)
     state = State()  # everything assembly carries from one call to the next (R-RPL-9)
     planner = Planner(fixture, options, compress_as=compress_as, select=state.select, counts=state.counts)
+    state.counts.prefill(eff.tokenizer, stored_texts(planner.path))  # counted in one pass: see `prefill`
     loop = _Loop(fixture, eff, state, Warned(planner.warnings()))
     rows: list[CallRow] = []
     for index, call in enumerate(planner.calls()):
