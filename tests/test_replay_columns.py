@@ -5,10 +5,13 @@ columns read off the call's own items; and the cache reads them as it reads the 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
@@ -64,7 +67,8 @@ def test_r_rpl_6_lost_tokens_from_the_columns_equal_the_sets(
     provider: str, window: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A break's lost tokens against the last call, read off the columns (the tokens from the
-    break on, less the items the last call did not send), equal `_lost` over the two calls' keys."""
+    break on, less the last items of each key this call sends more often), equal `_lost` over
+    the two calls' keys."""
     from ctxkit.replay import breaks
 
     path = tmp_path / "h.json"
@@ -75,7 +79,7 @@ def test_r_rpl_6_lost_tokens_from_the_columns_equal_the_sets(
     def checked(self: breaks.MappedCall, cand: Any, common: int) -> int:
         got = lost(self, cand, common)
         assert got == breaks._lost(self.items[common:], cand.keys_from(common), self.keys_from(common))
-        quick[0] += self.columns is not None and cand.keys is self.columns.last_keys and self.columns.distinct
+        quick[0] += self.columns is not None and cand.keys is self.columns.last_keys
         return got
 
     monkeypatch.setattr(breaks.MappedCall, "lost", checked)
@@ -85,9 +89,9 @@ def test_r_rpl_6_lost_tokens_from_the_columns_equal_the_sets(
 
 
 def test_r_rpl_9_carried_key_counts_follow_repeated_keys() -> None:
-    """The last call's keys, counted and carried by runs, say whether a call sends a key twice and
-    which items in no run the last call did not send, on windows that slide, repeat and jump."""
-    import random
+    """The last call's keys, counted and carried by runs, say which keys a call sends twice and
+    which it sends more often than the last call (and how much more), on windows that slide,
+    repeat and jump."""
 
     from ctxkit.translate.items import Item
 
@@ -103,6 +107,54 @@ def test_r_rpl_9_carried_key_counts_follow_repeated_keys() -> None:
         cols = numbers.columns(prompt)
         keys = list(cols.keys)
         assert cols.distinct == (len(set(keys)) == len(keys))
-        covered = {i + t for i, _, k in cols.runs for t in range(k)}
-        assert list(cols.unsent) == [p for p, key in enumerate(keys) if p not in covered and key not in before]
+        assert cols.repeated == {key for key in keys if keys.count(key) > 1}
+        more = {key: keys.count(key) - before.count(key) for key in keys if keys.count(key) > before.count(key)}
+        assert sorted(cols.surplus) == sorted(more.items())
         before = keys
+
+
+def _window_steps() -> st.SearchStrategy[list[tuple[int, int, list[tuple[int, int]], bool]]]:
+    """Steps of a window: drop n items after the first, keep at most m, append these (key,
+    tokens) items, or jump (start afresh from the appended ones)."""
+    item = st.tuples(st.integers(0, 5), st.integers(1, 9))  # few keys, each with differing tokens
+    step = st.tuples(st.integers(0, 4), st.integers(0, 40), st.lists(item, max_size=5), st.booleans())
+    return st.lists(step, min_size=1, max_size=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=_window_steps(),
+    few=st.sampled_from([0, 1, 16]),
+    aside=st.sampled_from([0, 3, 128]),
+    rng=st.randoms(use_true_random=False),
+)
+def test_r_rpl_6_lost_tokens_on_repeated_keys_equal_the_counted_ones(
+    steps: list[tuple[int, int, list[tuple[int, int]], bool]], few: int, aside: int, rng: random.Random
+) -> None:
+    """R-RPL-6: a break's lost tokens from the columns (the last call's carried key counts, or
+    the runs two calls share) equal `_lost` counting the two calls' keys item by item, on windows
+    that repeat keys whose items carry different tokens (a key's first items are the ones
+    matched, so taking any other of its items gives other tokens), against the last call and
+    older ones, at the common prefix and at other places, on each of the ways `lost` counts."""
+    from ctxkit.replay import breaks
+    from ctxkit.translate.items import Item, Prompt
+
+    made: dict[tuple[int, int], Item] = {}  # one object per (key, tokens), as the item memo makes
+    system = Item("s", 3, "system")
+    numbers, window, views = prefix.Numbers(), [system], list[breaks.MappedCall]()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(breaks, "_FEW", few)
+        mp.setattr(breaks, "_ASIDE", aside)
+        for drop, most, added, jump in steps:
+            new = [made.setdefault(p, Item(f"k{p[0]}", p[1], "user")) for p in added]
+            window = [system, *new] if jump else [system, *window[1 + drop :][-most:], *new] if most else [system, *new]
+            prompt = tuple(window)
+            cols = numbers.columns(prompt)
+            view = breaks.MappedCall(Prompt(prompt, 0, [], 0), cols.keys, [], [], "u", None, None, columns=cols)
+            for cand in views[-3:]:
+                shared = prefix.common_prefix(list(cols.keys), list(cand.keys))
+                for common in (shared, rng.randint(0, shared), rng.randint(0, len(prompt))):
+                    got = view.lost(cand, common)
+                    want = breaks._lost(prompt[common:], cand.keys_from(common), view.keys_from(common))
+                    assert (type(got), got) == (int, want), (common, list(cols.keys), list(cand.keys))
+            views.append(view)

@@ -20,7 +20,7 @@ from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.replay.cache import Keys
 from ctxkit.replay.causes import Cause
 from ctxkit.replay.earlier import W_SIDE, CallContext, Earlier, Sides, Source
-from ctxkit.replay.prefix import Columns
+from ctxkit.replay.prefix import Columns, runs
 from ctxkit.translate.items import Item, Prompt, canonical
 
 if TYPE_CHECKING:
@@ -90,19 +90,30 @@ class MappedCall:
         return self.keys[n:]
 
     def lost(self, cand: Candidate, common: int) -> int:
-        """`_lost` of this call's items from `common` on against the candidate's. Against the
-        last call, when this call sends no key twice and starts with the candidate's first
-        `common` keys: an item in a run both share has its key in the candidate's items from
-        `common` on (the key sits at the same place in both), and so has an item in no run
-        whose key the last call sent; the others are `columns.unsent`. So the tokens lost are
-        those from `common` on, less the unsent ones: no set of the window is built."""
+        """`_lost` of this call's items from `common` on against the candidate's, from the columns.
+
+        A key sent m times from the break on here and t times there: `_lost` counts its first
+        min(m, t) items here, so the tokens lost are those from `common` on less, for each key
+        with m > t, its last m - t items here (`_last_tokens`). Against the last call, when this
+        call starts with its first `common` keys, m - t is the whole calls' M - T (the shared
+        start holds the key as often on both sides): the keys `columns.surplus` carries. Against
+        another call, m - t is what the items in no run the two share hold (`_surplus`). Either
+        way the Python work follows what changed, not the window (R-RPL-6, R-RPL-9)."""
         c = self.columns
-        if c is None or not c.distinct or not isinstance(cand, MappedCall) or cand.keys is not c.last_keys:
+        if c is None:
             return _lost(self.items[common:], cand.keys_from(common), self.keys_from(common))
-        if c.keys[:common] != c.last_keys[:common]:
-            return _lost(self.items[common:], cand.keys_from(common), self.keys_from(common))
-        tokens = c.tokens
-        return sum(tokens[common:]) - sum(tokens[p] for p in c.unsent if p >= common)
+        if (
+            isinstance(cand, MappedCall)
+            and cand.keys is c.last_keys
+            and len(c.surplus) <= _FEW
+            and c.keys[:common] == c.last_keys[:common]
+        ):
+            return sum(c.tokens[common:]) - _last_tokens(c.keys, c.tokens, c.surplus)
+        keys, tokens, theirs = c.keys[common:], c.tokens[common:], cand.keys_from(common)
+        surplus = _surplus(keys, theirs)
+        if surplus is None:  # little in common: the sets
+            return _counted(keys, tokens, theirs, c.repeated)
+        return sum(tokens) - _last_tokens(keys, tokens, surplus)
 
     def source_at(self, n: int) -> Source | None:
         at = self.items.source(n) if n < len(self.items) else None
@@ -243,6 +254,61 @@ def _lost(mine: Sequence[Item], theirs: Keys, keys: Keys | None = None) -> int:
         if unused[key] > 0:
             unused[key] -= 1
             lost += item.tokens
+    return lost
+
+
+_FEW = 16  # surplus keys looked for one by one; more (a window that jumped) take `_surplus` or `_counted`
+_ASIDE = 128  # items in no run beyond which `_surplus` gives way to `_counted`
+
+
+def _surplus(keys: Keys, theirs: Keys) -> list[tuple[int, int]] | None:
+    """Each key `keys` holds more often than `theirs`, and how much more, from the items in no
+    run the two share (`prefix.runs`: a run holds the same keys on both sides); None when more
+    than `_ASIDE` items are in no run."""
+    here: list[Any] = []
+    there: list[Any] = []
+    i0 = j0 = 0
+    for i, j, k in [*runs(keys, theirs), (len(keys), len(theirs), 0)]:
+        here += keys[i0:i]
+        there += theirs[j0:j]
+        i0, j0 = i + k, j + k
+    if len(here) + len(there) > _ASIDE:
+        return None
+    more = Counter(here)
+    more.subtract(there)
+    return [(key, n) for key, n in more.items() if n > 0]
+
+
+def _last_tokens(keys: Keys, tokens: Sequence[int], surplus: Sequence[tuple[int, int]]) -> int:
+    """The tokens of each surplus key's last items (key, how many), each found in C from the end."""
+    if not surplus:
+        return 0
+    back, end, total = keys[::-1], len(keys) - 1, 0
+    for key, extra in surplus:
+        at = -1
+        for _ in range(extra):
+            at = back.index(key, at + 1)
+            total += tokens[end - at]
+    return total
+
+
+def _counted(keys: Keys, tokens: Sequence[int], theirs: Keys, repeated: frozenset[int]) -> int:
+    """`_lost` over key numbers: the tokens of the items whose key the candidate sent, summed in C,
+    less, for the keys this call sends more than once (`repeated`, any superset will do) and the
+    candidate sent, the items past the candidate's count of that key, counted in Python over
+    those items only."""
+    sent = set(theirs)
+    lost = sum(compress(tokens, map(sent.__contains__, keys)))
+    twice = repeated & sent
+    if not twice:
+        return lost
+    unused = Counter(compress(theirs, map(twice.__contains__, theirs)))
+    for p in compress(range(len(keys)), map(twice.__contains__, keys)):
+        key = keys[p]
+        if unused[key] > 0:
+            unused[key] -= 1
+        else:
+            lost -= tokens[p]
     return lost
 
 

@@ -66,8 +66,13 @@ class Columns(NamedTuple):
     before: Sequence[Item] = ()  # the last call's items
     runs: Sequence[Run] = ()  # the runs of equal items this call shares with `before` (`runs`)
     last_keys: array[int] | None = None  # the last call's key numbers
-    unsent: Sequence[int] = ()  # the items in no run whose key the last call did not send
-    distinct: bool = False  # no key twice in this call
+    surplus: Sequence[tuple[int, int]] = ()  # each key this call sends more often than the last call, and how much more
+    repeated: frozenset[int] = frozenset()  # the keys this call sends more than once
+
+    @property
+    def distinct(self) -> bool:
+        """No key twice in this call."""
+        return not self.repeated
 
     def marked(self) -> list[int]:
         """The positions of the items that carry a breakpoint, each found in C."""
@@ -83,12 +88,16 @@ class Numbers:
     numbers, 4 bytes an item). The runs of items the last prompt sent too (equal items) take
     its columns (numbers, tokens, breakpoints) as slices; the rest are looked up in C, and only a
     new key is numbered one by one. The last call's keys are kept counted (`_counts`), carried
-    the same way: the items in no run leave or join them."""
+    the same way: the items in no run leave or join them, and the keys whose count changed say
+    which keys a call sends more often than the last one (`Columns.surplus`) and which it sends
+    twice (`Columns.repeated`)."""
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
         self._last: tuple[Sequence[Item], Columns] = ((), Columns(array("i"), array("q"), b""))
         self._counts: dict[int, int] = {}  # the last call's key numbers, each with how often it sent it
+        self._repeated: set[int] = set()  # the last call's keys it sent more than once
+        self._twice: frozenset[int] = frozenset()  # the same, as the last call's columns hold it
 
     def of(self, items: Sequence[Item]) -> array[int]:
         return self.columns(items).keys
@@ -108,23 +117,36 @@ class Numbers:
             tokens += lent.tokens[j : j + k]
             marks.append(lent.marks[j : j + k])
             at = i + k
-        counts = self._counts
-        unsent = [p for p in fresh if numbers[p] not in counts]
+        counts, repeated = self._counts, self._repeated
         gone: list[int] = []
         then = 0
         for _, j, k in [*shared, (0, len(before), 0)]:  # the last call's items in no run
             gone += range(then, j)
             then = j + k
-        for q in gone:
-            key = lent.keys[q]
+        left = [lent.keys[q] for q in gone]
+        joined = [numbers[p] for p in fresh]
+        was = {key: counts.get(key, 0) for key in (*left, *joined)}  # the last call's counts of the keys that change
+        for key in left:
             if counts[key] > 1:
                 counts[key] -= 1
             else:
                 del counts[key]
-        for p in fresh:
-            counts[numbers[p]] = counts.get(numbers[p], 0) + 1
-        distinct = len(counts) == len(items)
-        made = Columns(numbers, tokens, b"".join(marks), before, shared, lent.keys, unsent, distinct)
+        for key in joined:
+            counts[key] = counts.get(key, 0) + 1
+        surplus, moved = [], False
+        for key, had in was.items():
+            now = counts.get(key, 0)
+            if now > had:
+                surplus.append((key, now - had))
+            if (now > 1) is not (key in repeated):
+                moved = True
+                if now > 1:
+                    repeated.add(key)
+                else:
+                    repeated.discard(key)
+        if moved:
+            self._twice = frozenset(repeated)
+        made = Columns(numbers, tokens, b"".join(marks), before, shared, lent.keys, surplus, self._twice)
         self._last = (items, made)
         return made
 
