@@ -393,3 +393,33 @@ def test_r_rpl_4_openai_framing_by_role_equals_the_framing_of_each_message() -> 
     for d in [*bodies, *reversed(bodies)]:
         assert openai._framing(request, rules, d) == items.frame(rules, d["role"], [d], meter, {}), d
     assert len({openai._framing(request, rules, d) for d in bodies}) > 2
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_r_rpl_9_called_tools_followed_equal_the_window_afresh(seed: int) -> None:
+    """R-RPL-9 for R-TR-3/R-TR-4's tools declared from the calls (Anthropic without definitions,
+    Gemini's calls without one): the names `turns.state` follows from what entered the window
+    (names appended when calls only entered after every message that stayed) equal the names of
+    the whole window's calls in first-call order, tool results' calls left out. Windows that
+    grow only at their end take the appended way; appending to the wrong end or keeping a
+    name whose calls left fails it."""
+    rng = random.Random(seed)
+    pool = _pool(rng, 60)
+    odd = 0.3 if seed % 2 else 0.0  # with some results that carry calls (they never name a tool), or none
+    pool = [
+        w.with_(tool_calls=(Call("c9", rng.choice("uvw"), {}, 1),)) if w.kind is Kind.TOOL and rng.random() < odd else w
+        for w in pool
+    ]
+    windows = _windows(rng, pool, 30)
+    start = rng.randrange(20)
+    windows += [pool[start:end] for end in range(start + 1, start + 25)]  # a window that only grows
+    windows += _windows(rng, pool, 30)
+    memo = TranslationMemo()
+    appended = 0
+    for window in windows:
+        memo.begin(("p",), window)
+        appended += bool(memo.entered) and not any(w.tool_calls for w in memo.left)
+        found = turns.state(memo, lambda w: False).called
+        calls = (c.name for w in window if w.kind is not Kind.TOOL for c in w.tool_calls)
+        assert found == list(dict.fromkeys(calls))
+    assert appended > 10

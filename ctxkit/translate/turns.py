@@ -17,11 +17,11 @@ counts the messages that break that, kept up to date from what entered and left 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable
-from itertools import islice, repeat
-from operator import add, is_
+from collections.abc import Callable, Iterable
+from itertools import chain, islice, repeat
+from operator import add, attrgetter, is_
 
-from ctxkit.history.working import Kind, Working
+from ctxkit.history.working import Call, Kind, Working
 from ctxkit.translate.common import Sent, WireMessage
 from ctxkit.translate.memo import TranslationMemo
 
@@ -40,20 +40,42 @@ class Turns:
         self.sents: list[Sent | None] = []
         self.flags: list[bool] = []
         self.called: list[str] = []
+        self.calling_results = 0  # the window's tool results that hold calls (their names are not `called`)
         self.held: object = None  # more of the translator's own
 
 
 def state(memo: TranslationMemo, odd: Callable[[Working], bool]) -> Turns:
     """The memo's `Turns` (new after a change of context), its `odd` count and `called` (the
-    names of the calls of messages other than tool results) brought up to date."""
+    names of the calls of messages other than tool results, in first-call order) brought up to
+    date: made again from the whole window only when a call left it or one entered before a
+    message that stayed (R-RPL-9)."""
     found = memo.format if isinstance(memo.format, Turns) else Turns()
     memo.format = found
     found.odd += sum(map(odd, memo.entered)) - sum(map(odd, memo.left))
-    if any(w.tool_calls for w in memo.entered) or any(w.tool_calls for w in memo.left):
-        calls = (c.name for w in memo.window if w.kind is not Kind.TOOL for c in w.tool_calls)
-        found.called = list(dict.fromkeys(calls))
+    added = [(p, w) for p, w in zip(memo.fresh, memo.entered, strict=True) if w.tool_calls]
+    left = [w for w in memo.left if w.tool_calls]
+    if not added and not left:
+        return found
+    found.calling_results += sum(w.kind is Kind.TOOL for _, w in added) - sum(w.kind is Kind.TOOL for w in left)
+    last = memo.runs[-1] if memo.runs else (0, 0, 0)
+    if left or added[0][0] < last[0] + last[2]:
+        calls: Iterable[Call]
+        if found.calling_results:
+            calls = (c for w in memo.window if w.kind is not Kind.TOOL for c in w.tool_calls)
+        else:  # no result holds calls: every call of the window, in C
+            calls = chain.from_iterable(map(_CALLS, memo.window))
+        found.called = list(dict.fromkeys(map(_NAME, calls)))
+        return found
+    # calls only entered, after every message the last window brought (appended): its names then theirs
+    names = dict.fromkeys(found.called)
+    for _, w in added:
+        if w.kind is not Kind.TOOL:
+            names.update(dict.fromkeys(c.name for c in w.tool_calls))
+    found.called = list(names)
     return found
 
+
+_CALLS, _NAME = attrgetter("tool_calls"), attrgetter("name")
 
 Make = Callable[[str, int, int], tuple[Sent, bool]]  # (role, start, end) -> a turn, reordered or not
 
@@ -69,6 +91,7 @@ class Carry:
         self.roles: list[str] = []
         self.sents: list[Sent | None] = []
         self.flags: list[bool] = []
+        self.todo: list[int] = []  # the turns `fill` makes (pushed: their `sents` None), in order
 
     def keep(self, state: Turns) -> None:
         """This call's turns as the next call's last ones."""
@@ -76,7 +99,7 @@ class Carry:
             self.starts,
             self.ends,
             self.roles,
-            list(self.sents),
+            self.sents,  # not changed after `fill`: the payload is built from copies
             self.flags,
         )
 
@@ -84,7 +107,11 @@ class Carry:
         """A stretch of one role to make: it joins the last turn when that one has its role and ends here."""
         if self.roles and self.roles[-1] == role and self.ends[-1] == start:
             self.ends[-1], self.sents[-1] = end, None
+            last = len(self.sents) - 1
+            if not self.todo or self.todo[-1] != last:
+                self.todo.append(last)
             return
+        self.todo.append(len(self.sents))
         self.starts.append(start)
         self.ends.append(end)
         self.roles.append(role)
@@ -124,20 +151,27 @@ class Carry:
         if t < end and self.roles and self.roles[-1] == old.roles[t] and self.ends[-1] == old.starts[t] + d:
             self.push(old.roles[t], old.starts[t] + d, old.ends[t] + d)
             t += 1
-        if t < end:
+        if t < end and d == 0:  # in place: the last call's turns as slices
+            self.starts += old.starts[t:end]
+            self.ends += old.ends[t:end]
+            self.roles += old.roles[t:end]
+            self.flags += old.flags[t:end]
+            self.sents += old.sents[t:end]
+        elif t < end:
             self.starts += map(add, old.starts[t:end], repeat(d))
             self.ends += map(add, old.ends[t:end], repeat(d))
             self.roles += old.roles[t:end]
             self.flags += old.flags[t:end]
-            self.sents += old.sents[t:end] if d == 0 else moved(old.sents[t:end], d)
+            self.sents += moved(old.sents[t:end], d)
         if end <= last:  # clipped at the run's end
             self.push(old.roles[last], old.starts[last] + d, ob + d)
 
     def fill(self) -> list[Sent]:
-        """Every turn made; the turns in order."""
-        for q, sent in enumerate(self.sents):
-            if sent is None:
-                self.sents[q], self.flags[q] = self.make(self.roles[q], self.starts[q], self.ends[q])
+        """Every turn made (those pushed, not the ones a run took); the turns in order."""
+        sents, flags, make = self.sents, self.flags, self.make
+        for q in self.todo:
+            if sents[q] is None:
+                sents[q], flags[q] = make(self.roles[q], self.starts[q], self.ends[q])
         made: list[Sent] = self.sents  # type: ignore[assignment]  # every one made above
         return made
 
@@ -214,4 +248,8 @@ def _before(window: list[Working], at: dict[int, int], first: Working | int, the
 
 def moved(sents: list[Sent | None], d: int) -> list[Sent | None]:
     """Turns taken `d` places further (their origins shifted: a turn's `Sent` holds them)."""
-    return [Sent(s.role, s.parts, tuple(map(add, s.origins, repeat(d))), s.known, s.frame) for s in sents]  # type: ignore[union-attr,arg-type]  # every turn made
+    out: list[Sent | None] = []
+    for s in sents:  # every turn of the last call was made, and holds its origins
+        o: tuple[int, ...] = s.origins  # type: ignore[union-attr,assignment]
+        out.append(Sent(s.role, s.parts, (o[0] + d,) if len(o) == 1 else tuple([x + d for x in o]), s.known, s.frame))  # type: ignore[union-attr]
+    return out
