@@ -195,6 +195,28 @@ def test_r_cmp_1_reserved_tokens_per_date_equal_afresh() -> None:
     assert len(dates) == 2
 
 
+def test_r_cmp_1_due_from_the_threshold_kept_per_settings_equals_trigger_afresh() -> None:
+    """R-CMP-1 (R-RPL-9): replay works out the trigger's reserve and threshold once per settings
+    (`Summaries._decide`) and compares each question's history with them: for histories at and
+    around the threshold, under each date's settings and under settings of a smaller window asked
+    in between (the kept threshold must not serve them), the decision is `trigger`'s afresh."""
+    from ctxkit.compression.compress import trigger
+
+    planner = Planner(load_fixture(str(FIXTURES / "replay" / "system_date.yaml")))
+    summaries, asked = planner.summaries, 0
+    for call in planner.calls():
+        eff, reserved = summaries._settings_of(call)
+        meter = summaries._meter_of(eff)
+        smaller = replace(eff, max_input_tokens=eff.max_input_tokens // 2)
+        for settings in (eff, smaller, eff):
+            threshold = trigger(settings, meter, 0, reserved).threshold
+            for history in (0, threshold - 1, threshold, threshold + 1, 10 * threshold + 10):
+                expected = trigger(settings, meter, history, reserved).due
+                assert summaries._decide(settings, meter, reserved, history) is expected
+                asked += expected
+    assert asked  # some histories were due
+
+
 def _settings_variants(fixture: Any, options: Options) -> list[tuple[Any, Options]]:
     """The call as given, then with each thing its settings are resolved from changed."""
     others = (("datetime_line", "It is {datetime}."),)

@@ -107,7 +107,10 @@ class Questions:
 
     def edited(self, user: StoredMessage) -> list[StoredMessage]:
         """The questions the user edited away: earlier user siblings, in file order (R-RPL-1)."""
-        return [s for s in self._kids(user.parent) if s.role is Role.USER and s.index < user.index]
+        found = self.children.get(user.parent)
+        if not isinstance(found, list):  # `user` is its parent's only child (most are): no sibling
+            return []
+        return [s for s in found if s.role is Role.USER and s.index < user.index]
 
     def answer_of(self, user: StoredMessage) -> StoredMessage | None:
         """An edited-away question's stored answer: its latest non-summary child (R-TREE-2)."""

@@ -29,7 +29,7 @@ class Clocks:
 
     def at(self, loop: Sequence[InFlightMessage], live: Sequence[StoredMessage]) -> datetime | None:
         """R-RPL-3: the last dated message sent (in flight first, then the live branch), else `now`."""
-        return last_at(loop) or self._last_live_at(live) or self.now
+        return (last_at(loop) if loop else None) or self._last_live_at(live) or self.now
 
     def _last_live_at(self, live: Sequence[StoredMessage]) -> datetime | None:
         """`last_at(live)`, from the array when `live` is a `Stretch`."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
+from datetime import datetime
 from operator import attrgetter, is_, itemgetter
 
 from ctxkit.assembly.assemble import Fixed, fixed_parts, today
@@ -62,6 +63,8 @@ class State(Arrays):
         self._fixed: list[tuple[tuple[object, ...], Fixed, tuple[str, ...]]] = []  # newest first
         self._turned: dict[int, tuple[tuple[InFlightMessage, ...], TurnOverrides, Turn]] = {}  # by in-flight count
         self._flying: dict[int, tuple[InFlightMessage, Working]] = {}  # in-flight index → its working message
+        self._dated: tuple[datetime | None, str] = (None, "")  # the last call's clock and the date it shows
+        self._dates: dict[str, str] = {}
 
     # --- Incremental ----------------------------------------------------------------------
 
@@ -138,7 +141,7 @@ class State(Arrays):
         most calls of a replay); the warnings they gave are given again."""
         f = eff.fixture
         basis = (
-            today(eff),
+            self._today(eff),
             self._turn(f),
             eff.provider,
             eff.model,
@@ -155,7 +158,11 @@ class State(Arrays):
             f.project_files,
             f.source,
         )
-        found = next((entry for entry in self._fixed if entry[0] == basis), None)
+        fixed = self._fixed
+        if fixed and all(map(is_, basis, fixed[0][0])):  # the last call's (most calls): no value compared
+            found: tuple[tuple[object, ...], Fixed, tuple[str, ...]] | None = fixed[0]
+        else:
+            found = next((entry for entry in fixed if entry[0] == basis), None)
         if found is None:
             made = Record()
             found = (basis, fixed_parts(eff, meter, made), tuple(made.warnings))
@@ -164,6 +171,15 @@ class State(Arrays):
         for text in found[2]:
             record.warn(text)
         return found[1]
+
+    def _today(self, eff: Effective) -> str:
+        """`today(eff)` (R-SYS-2), formatted again only for another clock object than the last call's
+        (a question's calls share theirs): the very string, so the fixed parts' basis matches by identity."""
+        now = eff.now
+        if now is None or now is not self._dated[0]:  # None: the real clock, read afresh
+            date = today(eff)
+            self._dated = (now, self._dates.setdefault(date, date))  # one string per date (a few)
+        return self._dated[1]
 
     def _turn(self, f: Fixture) -> Turn:
         """`turn_state(f)` (R-TURN-2), worked out again only when the in-flight messages or the
@@ -237,6 +253,13 @@ class State(Arrays):
         head = drop_orphans_afresh(kept[:i], []) if i else Answered(kept=[], in_turn=[], orphans=[])
         before = {c.id for w in head.kept for c in w.tool_calls}
         lost = answers.orphans(a, b, works, before)
+
+        def announced(call: str | None) -> bool:
+            return call in before or answers.announced(call, a, b)
+
+        rest = drop_orphans_afresh(kept[i + k :], in_turn, announced)
+        if not lost and not head.orphans and not rest.orphans:  # nothing left out (most calls): the very list,
+            return Answered(kept=kept, in_turn=rest.in_turn, orphans=[])  # as the step before noted it
         run, start = head.kept, a
         pieces = [(j, -1, 1) for j in range(len(run))]
         for n in (*lost, b):
@@ -244,11 +267,6 @@ class State(Arrays):
                 pieces.append((len(run), start, n - start))
                 run += works[start:n]
             start = n + 1
-
-        def announced(call: str | None) -> bool:
-            return call in before or answers.announced(call, a, b)
-
-        rest = drop_orphans_afresh(kept[i + k :], in_turn, announced)
         pieces += [(j, -1, 1) for j in range(len(run), len(run) + len(rest.kept))]
         run += rest.kept
         self.noted.note(run, works, pieces)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ctxkit.assembly.assemble import reserved_tokens
 from ctxkit.assembly.system import format_date
-from ctxkit.compression.compress import message_tokens, trigger
+from ctxkit.compression.compress import Trigger, message_tokens, trigger
 from ctxkit.compression.compress import plan as compression_plan
 from ctxkit.counting.measure import Counts, Meter, meter_for
 from ctxkit.loading.config import Effective, resolve
@@ -45,6 +46,8 @@ class Summaries:
         self._meter: Meter | None = None  # R-CMP-1 counts, shared by every question's check
         self._running = array("q")  # running message tokens along `path` (R-CMP-1), 8 bytes a message
         self._settings: dict[str, tuple[Effective, int]] = {}  # by the system prompt's date: see `_settings_of`
+        self._dated: tuple[datetime | None, str] = (None, "")  # the last clock and its date (shared by a question)
+        self._trigger: tuple[Effective | None, Trigger | None] = (None, None)  # R-CMP-1's numbers of the last settings
 
     def visible(self, user: StoredMessage) -> tuple[StoredMessage, ...]:
         """The stored messages of a call answering `user`: a summary written after its turn does
@@ -94,7 +97,9 @@ class Summaries:
         prompt shows."""
         if last.clock is None:  # the real clock's date: resolved afresh
             return resolve(last.fixture, last.options), None
-        date = format_date(last.clock)
+        if last.clock is not self._dated[0]:
+            self._dated = (last.clock, format_date(last.clock))
+        date = self._dated[1]
         found = self._settings.get(date)
         if found is None:
             eff = resolve(last.fixture, last.options)
@@ -125,4 +130,14 @@ class Summaries:
         history = self._running[end] - self._running[cutoff]
         if summary is not None:
             history += message_tokens(summary, meter)
-        return trigger(eff, meter, history, reserved).due
+        return self._decide(eff, meter, reserved, history)
+
+    def _decide(self, eff: Effective, meter: Meter, reserved: int | None, history: int) -> bool:
+        """`trigger(eff, meter, history, reserved).due` (R-CMP-1): the reserve, what is available and
+        the threshold do not depend on the history, so they are worked out once per settings (one
+        object per date, `_settings_of`) and each question compares its history with them."""
+        last, base = self._trigger
+        if last is not eff or base is None:
+            base = trigger(eff, meter, 0, reserved)
+            self._trigger = (eff, base)
+        return base.available > 0 and history > base.threshold
