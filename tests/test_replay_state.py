@@ -200,6 +200,37 @@ def _edited_history() -> dict[str, Any]:
     return history
 
 
+def test_r_rpl_9_window_positions_read_off_the_branch_lookups_equal_afresh(tmp_path: Path) -> None:
+    """The window keeps no index of its own: a stored message's place (R-ASM-4's units, `unit_of`)
+    is read off the branch lookups' positions (`tree.Paths`) while their last path runs along the
+    window, and found afresh once an edit's branch was selected that leaves it (the window has not
+    followed yet): both equal the plain conversion's, for messages of the call and others."""
+    history = _edited_history()
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(history), encoding="utf-8")
+    fixture = load_fixture(str(path))
+    ids = [m["id"] for m in history["messages"]] + ["nowhere"]
+    s = state.State()
+    leaf = history["messages"][-4]["id"]
+    got = pipeline.run(fixture, Options(max_input_tokens=2_000, leaf=leaf), state=s).assembly
+    fresh = convert.convert(got.branch, got.eff.fixture, got.eff.templates)
+    shared = got.converted
+    assert isinstance(shared, window.WindowConversion) and shared.synced()
+
+    def places() -> list[int | None]:
+        return [shared.unit_of(i) for i in ids]
+
+    expected = [fresh.unit_of(i) for i in ids]
+    assert s.paths.extends(s.path) and places() == expected
+    at = s.index("m10")
+    assert at is not None and s.path[at].id == "m10" and s.index("edit") is None
+    s.select(fixture, "edit")  # the edit's branch leaves the window's path after m6
+    assert not s.paths.extends(s.path) and shared.synced()
+    assert s.index("m10") is None  # taken as not on the path: a conversion is kept, never misplaced
+    assert places() == expected
+    assert expected[ids.index("m10")] is not None
+
+
 def test_r_rpl_9_an_edit_below_the_forgotten_part_cuts_the_window_back_made_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -167,6 +167,16 @@ class Paths:
         self._messages = fixture.messages
         self._summaries = [m for m in fixture.messages if m.role is Role.SUMMARY]
 
+    def index(self, message_id: str) -> int | None:
+        """The message's index on the last path given, if it is on it."""
+        return self._position.get(message_id)
+
+    def extends(self, path: Sequence[StoredMessage]) -> bool:
+        """Whether the last path given starts with the root path `path` (then `index` gives the
+        positions on `path` too: root paths that share a message share everything above it)."""
+        n = len(path)
+        return n <= self._end and (n == 0 or self._path[n - 1] is path[n - 1])
+
     def select(self, fixture: Fixture, leaf: str | None) -> tuple[Stretch, dict[str, int], list[StoredMessage]]:
         """The path to `leaf`, each id's position on it, and the fixture's summary nodes."""
         self._index(fixture)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ctxkit.assembly.fates import Fated
 from ctxkit.assembly.truncation import SameFate, kept_as
 from ctxkit.counting.measure import Counts, Meter
-from ctxkit.history import convert
+from ctxkit.history import convert, tree
 from ctxkit.history.working import Fate, Kind, Working
 from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
 from ctxkit.loading.templates import Templates
@@ -42,6 +42,7 @@ class Arrays:
     """The window's arrays (see the module docstring); `State` is one."""
 
     counts: Counts  # the replay's shared counts (`State`)
+    paths: tree.Paths  # the replay's branch lookups (`State`): their positions index `path` too
 
     def __init__(self) -> None:
         self.files: dict[str, FileRecord] = {}  # each file by id, for the basis's files
@@ -52,8 +53,7 @@ class Arrays:
         self._reset_window()
 
     def _reset_window(self) -> None:
-        self.path: list[StoredMessage] = []  # the root path the window's arrays run over
-        self.position: dict[str, int] = {}  # message id → its index on `path`
+        self.path: list[StoredMessage] = []  # the root path the window's arrays run over (positions: `index`)
         self.works: list[Working] = []  # the working messages of `path`, in order
         self.copies: list[Working] = []  # their cacheable copies, made with them
         self.at: dict[str, int] = {}  # a working message's key → its index in `works`
@@ -82,10 +82,20 @@ class Arrays:
         if found is not None and found[0] is m:
             return found[1]
         produced = convert.message(m, files, fixture, templates)
-        at = self.position.get(m.id)
+        at = self.index(m.id)
         if at is None or at >= self.floor or self.path[at] is not m:
             self._done[m.id] = (m, produced)
         return produced
+
+    def index(self, message_id: str) -> int | None:
+        """The message's index on `path`, if it is on it, from the branch lookups' positions
+        (`tree.Paths`, no index of its own): None also while the last branch selected leaves `path`
+        (an edit, until the window follows it) — the callers then take the message as not on it."""
+        paths, path = self.paths, self.path
+        if not paths.extends(path):
+            return None
+        at = paths.index(message_id)
+        return at if at is not None and at < len(path) else None
 
     def sync(self, path: Sequence[StoredMessage], upto: int, converted: WindowConversion) -> None:
         """Make the window's arrays run over `path[:upto]`: keep what the last calls' path shares
@@ -102,8 +112,6 @@ class Arrays:
                     hi = mid - 1
             common = lo
             self._refill(common)  # the messages cut back are looked at: none is forgotten
-            for m in mine[common:]:
-                del self.position[m.id]
             del mine[common:]
             del self.ends[common + 1 :]
             self._cut(self.ends[common])
@@ -112,7 +120,6 @@ class Arrays:
             for w in converted.of(m):
                 self._append(w)
             self.ends.append(len(self.works))
-            self.position[m.id] = k
             mine.append(m)
 
     def _append(self, w: Working) -> None:

@@ -50,9 +50,9 @@ class WindowConversion(convert.Converted):
         s = self._branch.summary
         if s is not None and message_id == s.id:
             return 0
-        if not self.synced():
+        if not self.synced() or not self.state.paths.extends(self.state.path):  # an edit moved on: no index
             return super().unit_of(message_id)
-        i = self.state.position.get(message_id)  # the path may run past this call's stored messages
+        i = self.state.index(message_id)  # the path may run past this call's stored messages
         return self.head_units + i - self.base if i is not None and 0 <= i - self.base < len(self.stored) else None
 
     def _count_stored(self, first: int, last: int) -> int:
