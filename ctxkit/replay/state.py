@@ -35,7 +35,7 @@ from ctxkit.assembly.truncation import drop_orphans as drop_orphans_afresh
 from ctxkit.assembly.truncation import truncate as truncate_afresh
 from ctxkit.counting.measure import Counts, Meter, meter_for
 from ctxkit.history import convert, tree
-from ctxkit.history.working import Record, Working
+from ctxkit.history.working import Copier, Record, Working
 from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage, TurnOverrides
 from ctxkit.replay.arrays import Arrays
@@ -45,6 +45,7 @@ from ctxkit.translate.items import ItemMemo
 from ctxkit.translate.memo import TranslationMemo
 
 _KEY = attrgetter("key")
+_copy_effective = Copier(Effective)  # per call: cheaper than building one field by field
 _FIXED_KEPT = 8  # fixed parts kept: a few turn states (R-TURN-2) of the current date
 
 
@@ -83,21 +84,8 @@ class State(Arrays):
             and fixture.tools is last[1].fixture.tools
             and fixture.tokenizer == last[1].fixture.tokenizer
         ):
-            e = last[1]
             now = (options.now if options is not None else None) or fixture.now
-            return Effective(
-                fixture=fixture,
-                provider=e.provider,
-                model=e.model,
-                max_input_tokens=e.max_input_tokens,
-                supports_images=e.supports_images,
-                max_output_tokens=e.max_output_tokens,
-                tokenizer=e.tokenizer,
-                templates=e.templates,
-                now=now,
-                leaf=fixture.leaf,
-                tool_names=e.tool_names,
-            )
+            return _copy_effective(last[1], fixture=fixture, now=now, leaf=fixture.leaf)
         eff = resolve(fixture, options)
         self._effective = (options, eff)
         return eff
