@@ -496,6 +496,24 @@ def test_r_rpl_7_cost_per_call_equals_the_package_arithmetic(provider: str, mode
         assert pricer.cost(prompt, cached, written, output, clock) == Decimal(expected)
 
 
+@pytest.mark.parametrize(("provider", "model"), [("openai", "gpt-4o"), ("anthropic", "claude-sonnet-4-5")])
+def test_r_rpl_7_cost_without_cache_of_every_call_equals_pricing_it_afresh(provider: str, model: str) -> None:
+    """A call that reads nothing from the cache and writes nothing to it shares one Decimal for
+    its cost with and without the cache (R-RPL-9: replay keeps a row per call); every call's cost
+    without the cache is still the price of its prompt and output alone, as text."""
+    from ctxkit.replay.cost import Pricer
+
+    fixture = load_fixture(str(REPLAY / "long_session.yaml"))
+    replayed = replay(fixture, Options(provider=provider, model=model))
+    pricer = Pricer(provider, model, fixture.settings.prices)
+    shared = 0
+    for c in replayed.calls:
+        afresh = pricer.cost(c.prompt_tokens, 0, 0, c.output_tokens, c.clock)
+        assert str(c.cost_without_cache) == str(afresh)
+        shared += c.cost_without_cache is c.cost
+    assert 0 < shared < len(replayed.calls)  # calls with and without cache reads or writes
+
+
 def test_r_rpl_7_output_tokens_follow_the_stored_conversation() -> None:
     calls = rows(REPLAY / "placeholder.yaml")
     # (u1, 0) produced the next turn's call: its argument tokens; (u1, 1) produced the answer; the last: null

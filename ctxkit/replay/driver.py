@@ -145,6 +145,11 @@ class _Loop:
         brk = breaks.find(view, dropped, other, common, expired=hit.expired, ancestry=self.ancestry)
         self.views[index] = view  # kept whole for the next call (an expired one reads it from item 0)
         output = _output_tokens(call.output, meter)
+        cost = self.pricer.cost(prompt, hit.cached_tokens, hit.write_tokens, output, call.clock)
+        if hit.cached_tokens or hit.write_tokens:
+            without = self.pricer.cost(prompt, 0, 0, output, call.clock)
+        else:  # nothing read from the cache nor written to it: the same price, one Decimal for both
+            without = cost
         return CallRow(
             index=index,
             user_message=call.user.id,
@@ -157,8 +162,8 @@ class _Loop:
             cached_tokens=hit.cached_tokens,
             cache_write_tokens=hit.write_tokens,
             output_tokens=output,
-            cost=self.pricer.cost(prompt, hit.cached_tokens, hit.write_tokens, output, call.clock),
-            cost_without_cache=self.pricer.cost(prompt, 0, 0, output, call.clock),
+            cost=cost,
+            cost_without_cache=without,
             candidate=hit.candidate,
             brk=brk,
             limit=hit.limit,
