@@ -35,6 +35,7 @@ def test_r_rpl_9_carried_columns_equal_the_items_own(
         keys = {k: n for n, k in zip(made.keys, (i.key for i in items), strict=True)}
         assert [keys[i.key] for i in items] == list(made.keys)  # one number per key
         assert list(made.tokens) == [i.tokens for i in items]
+        assert str(made.total) == str(sum(i.tokens for i in items))  # carried: the last call's, less and plus
         assert made.marks == bytes(i.breakpoint for i in items)
         assert made.marked() == [n for n, i in enumerate(items) if i.breakpoint]
         seen.append(sum(i.breakpoint for i in items))
@@ -90,14 +91,15 @@ def test_r_rpl_6_lost_tokens_from_the_columns_equal_the_sets(
 
 def test_r_rpl_9_carried_key_counts_follow_repeated_keys() -> None:
     """The last call's keys, counted and carried by runs, say which keys a call sends twice and
-    which it sends more often than the last call (and how much more), on windows that slide,
-    repeat and jump."""
+    which it sends more often than the last call (and how much more), and its tokens' total
+    carried the same way gives the tokens from any item on, on windows that slide, repeat and
+    jump."""
 
     from ctxkit.translate.items import Item
 
     rng = random.Random(7)
     numbers = prefix.Numbers()
-    stream = [Item(f"k{rng.randrange(12)}", 10, "user") for _ in range(400)]
+    stream = [Item(f"k{rng.randrange(12)}", rng.randrange(1, 50), "user") for _ in range(400)]
     before: list[int] = []
     for _ in range(120):
         start = rng.randrange(len(stream) - 30)
@@ -110,6 +112,9 @@ def test_r_rpl_9_carried_key_counts_follow_repeated_keys() -> None:
         assert cols.repeated == {key for key in keys if keys.count(key) > 1}
         more = {key: keys.count(key) - before.count(key) for key in keys if keys.count(key) > before.count(key)}
         assert sorted(cols.surplus) == sorted(more.items())
+        assert [cols.tokens_from(n) for n in range(len(keys) + 1)] == [
+            sum(cols.tokens[n:]) for n in range(len(keys) + 1)
+        ]
         before = keys
 
 

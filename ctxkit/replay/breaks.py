@@ -108,12 +108,12 @@ class MappedCall:
             and len(c.surplus) <= _FEW
             and c.keys[:common] == c.last_keys[:common]
         ):
-            return sum(c.tokens[common:]) - _last_tokens(c.keys, c.tokens, c.surplus)
+            return c.tokens_from(common) - _last_tokens(c.keys, c.tokens, c.surplus)
         keys, tokens, theirs = c.keys[common:], c.tokens[common:], cand.keys_from(common)
         surplus = _surplus(keys, theirs)
         if surplus is None:  # little in common: the sets
             return _counted(keys, tokens, theirs, c.repeated)
-        return sum(tokens) - _last_tokens(keys, tokens, surplus)
+        return c.tokens_from(common) - _last_tokens(keys, tokens, surplus)
 
     def source_at(self, n: int) -> Source | None:
         at = self.items.source(n) if n < len(self.items) else None

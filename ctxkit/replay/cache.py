@@ -91,7 +91,10 @@ class Cache:
         common = path.common
         candidate = path.latest if common else (index - 1 if index > first else None)
         tokens = columns.tokens if columns is not None else None
-        prefix = sum(islice(tokens, common)) if tokens is not None else sum(map(_TOKENS, islice(items, common)))
+        if columns is not None:
+            prefix = columns.total - columns.tokens_from(common)
+        else:
+            prefix = sum(map(_TOKENS, islice(items, common)))
         points = self._breakpoints(items, columns)
         ends = _ends(items, tokens) if points or self.rules.mode.stores else []
         hit, read = self._apply(index, items, path, first, candidate, prefix, points, ends)

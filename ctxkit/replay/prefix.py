@@ -68,6 +68,14 @@ class Columns(NamedTuple):
     last_keys: array[int] | None = None  # the last call's key numbers
     surplus: Sequence[tuple[int, int]] = ()  # each key this call sends more often than the last call, and how much more
     repeated: frozenset[int] = frozenset()  # the keys this call sends more than once
+    total: int = 0  # the sum of `tokens`, carried: the last call's less the items that left plus the new ones
+
+    def tokens_from(self, n: int) -> int:
+        """The tokens of the items from `n` on, summed over the shorter side of `n` (`total`)."""
+        tokens = self.tokens
+        if 2 * n >= len(tokens):
+            return sum(tokens[n:])
+        return self.total - sum(tokens[:n])
 
     @property
     def distinct(self) -> bool:
@@ -107,10 +115,13 @@ class Numbers:
         numbers, tokens, marks, at = array("i"), array("q"), [], 0
         shared = runs(items, before)
         fresh: list[int] = []  # the items in no run
+        total = lent.total
         for i, j, k in [*shared, (len(items), 0, 0)]:
             if at < i:
                 numbers += self._looked(items, at, i)
-                tokens += array("q", map(_TOKENS, islice(items, at, i)))
+                piece = array("q", map(_TOKENS, islice(items, at, i)))
+                tokens += piece
+                total += sum(piece)
                 marks.append(bytes(map(_BREAKPOINT, islice(items, at, i))))
                 fresh += range(at, i)
             numbers += lent.keys[j : j + k]
@@ -124,6 +135,7 @@ class Numbers:
             gone += range(then, j)
             then = j + k
         left = [lent.keys[q] for q in gone]
+        total -= sum(map(lent.tokens.__getitem__, gone))
         joined = [numbers[p] for p in fresh]
         was = {key: counts.get(key, 0) for key in (*left, *joined)}  # the last call's counts of the keys that change
         for key in left:
@@ -146,7 +158,7 @@ class Numbers:
                     repeated.discard(key)
         if moved:
             self._twice = frozenset(repeated)
-        made = Columns(numbers, tokens, b"".join(marks), before, shared, lent.keys, surplus, self._twice)
+        made = Columns(numbers, tokens, b"".join(marks), before, shared, lent.keys, surplus, self._twice, total)
         self._last = (items, made)
         return made
 
