@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
-from itertools import islice, repeat
+from itertools import repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -119,10 +119,10 @@ class Numbers:
         for i, j, k in [*shared, (len(items), 0, 0)]:
             if at < i:
                 numbers += self._looked(items, at, i)
-                piece = array("q", map(_TOKENS, islice(items, at, i)))
+                piece = array("q", map(_TOKENS, items[at:i]))  # a slice: islice would step over the first `at`
                 tokens += piece
                 total += sum(piece)
-                marks.append(bytes(map(_BREAKPOINT, islice(items, at, i))))
+                marks.append(bytes(map(_BREAKPOINT, items[at:i])))
                 fresh += range(at, i)
             numbers += lent.keys[j : j + k]
             tokens += lent.tokens[j : j + k]
@@ -163,7 +163,7 @@ class Numbers:
         return made
 
     def _looked(self, items: Sequence[Item], start: int, end: int) -> array[int]:
-        keys = list(map(_KEY, islice(items, start, end)))
+        keys = list(map(_KEY, items[start:end]))
         found = list(map(self._ids.get, keys, repeat(-1)))
         for at in each(found, -1):  # a key not numbered yet (usually a new message or two)
             found[at] = self._ids.setdefault(keys[at], len(self._ids))

@@ -10,7 +10,7 @@ keeps its item objects and a run of them is one slice of the last request's item
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import compress, count, islice, repeat
+from itertools import compress, count, repeat
 from operator import attrgetter, is_, is_not, ne
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -161,7 +161,7 @@ def runs(new: Sequence[T], old: Sequence[T], extend: Extend[T] | None = None) ->
 
 def _same(new: Sequence[T], i: int, old: Sequence[T], j: int, most: int) -> int:
     """How many objects from new[i] are the very objects from old[j] (at most `most`)."""
-    return next(compress(count(), map(is_not, islice(new, i, i + most), islice(old, j, None))), most)
+    return next(compress(count(), map(is_not, new[i : i + most], old[j : j + most])), most)
 
 
 def _in_place(new: Sequence[Sent], old: Sequence[Sent]) -> list[Run]:
@@ -171,7 +171,7 @@ def _in_place(new: Sequence[Sent], old: Sequence[Sent]) -> list[Run]:
     i, most = 0, min(len(new), len(old))
     while i < most:
         if new[i] is not old[i]:  # on to the next message that is the same object a little way on, found in C
-            i = next(compress(count(i), map(is_, islice(new, i, min(most, i + _NEAR)), islice(old, i, most))), most)
+            i = next(compress(count(i), map(is_, new[i : min(most, i + _NEAR)], old[i : i + _NEAR])), most)
             continue  # none near: the window moved (`_moved` finds the runs from here)
         k = common_prefix(new[i:most], old[i:most])
         out.append((i, i, k))
