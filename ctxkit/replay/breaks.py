@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, compress, repeat
+from itertools import compress
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -189,9 +189,11 @@ _TOKENS = itemgetter(1)
 
 def placed_segments(a: Assembly) -> list[Segment | None]:
     """Each assembled message's segment, by position: the assembled list is the segments' lists
-    one after another, so this is one run per segment, made in C, not a fate looked up per
-    message of the window (R-RPL-9)."""
-    placed: list[Segment | None] = list(chain.from_iterable(map(repeat, a.segments, map(len, a.segments.values()))))
+    one after another, so this is one run per segment, made in C (a list repeated, not an
+    iterator chained item by item), not a fate looked up per message of the window (R-RPL-9)."""
+    placed: list[Segment | None] = []
+    for segment, messages in a.segments.items():  # a few segments, each one list repeated in C
+        placed += [segment] * len(messages)
     if len(placed) != len(a.messages):
         raise AssertionError("the assembled list is not its segments' lists one after another")
     return placed
