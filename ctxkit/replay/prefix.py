@@ -128,15 +128,22 @@ class Numbers:
             tokens += lent.tokens[j : j + k]
             marks.append(lent.marks[j : j + k])
             at = i + k
-        counts, repeated = self._counts, self._repeated
         gone: list[int] = []
         then = 0
         for _, j, k in [*shared, (0, len(before), 0)]:  # the last call's items in no run
             gone += range(then, j)
             then = j + k
-        left = [lent.keys[q] for q in gone]
         total -= sum(map(lent.tokens.__getitem__, gone))
-        joined = [numbers[p] for p in fresh]
+        surplus = self._recount([lent.keys[q] for q in gone], [numbers[p] for p in fresh])
+        made = Columns(numbers, tokens, b"".join(marks), before, shared, lent.keys, surplus, self._twice, total)
+        self._last = (items, made)
+        return made
+
+    def _recount(self, left: list[int], joined: list[int]) -> list[tuple[int, int]]:
+        """The counts carried from the last call to this one: the keys of the last call's items
+        in no run leave them, this call's join them. Returns each key this call sends more often
+        than the last, and how much more (`Columns.surplus`); `_twice` follows."""
+        counts, repeated = self._counts, self._repeated
         was = {key: counts.get(key, 0) for key in (*left, *joined)}  # the last call's counts of the keys that change
         for key in left:
             if counts[key] > 1:
@@ -158,9 +165,7 @@ class Numbers:
                     repeated.discard(key)
         if moved:
             self._twice = frozenset(repeated)
-        made = Columns(numbers, tokens, b"".join(marks), before, shared, lent.keys, surplus, self._twice, total)
-        self._last = (items, made)
-        return made
+        return surplus
 
     def _looked(self, items: Sequence[Item], start: int, end: int) -> array[int]:
         keys = list(map(_KEY, items[start:end]))
