@@ -31,7 +31,7 @@ from ctxkit.translate import anthropic_turns, gemini, items, translate, turns
 from ctxkit.translate.itemmemo import runs
 from ctxkit.translate.items import prompt_items, read_items
 from ctxkit.translate.keys import Key, item_key
-from ctxkit.translate.memo import TranslationMemo, _common, same_calls
+from ctxkit.translate.memo import _TAIL, TranslationMemo, _common, same_calls
 
 from .helpers import bench_history
 
@@ -423,3 +423,51 @@ def test_r_rpl_9_called_tools_followed_equal_the_window_afresh(seed: int) -> Non
         calls = (c.name for w in window if w.kind is not Kind.TOOL for c in w.tool_calls)
         assert found == list(dict.fromkeys(calls))
     assert appended > 10
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
+def test_r_rpl_9_a_replay_builds_no_request_body(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, provider: str
+) -> None:
+    """R-RPL-9 (a call's cost follows what changed) with R-RPL-4 (items from what translation
+    emitted): a replay's rows need each call's prompt items and tokens, which translation hands
+    over as payload messages with their keys and counts; no request body is built unless asked
+    (`--payloads`, the report, a test reading `Payload.body`). Building every call's body, or
+    reading the items back from it, fails this."""
+    from ctxkit.translate.common import Translated
+
+    built = 0
+    real = Translated.body
+
+    def body(self: Translated) -> Any:
+        nonlocal built
+        built += 1
+        return real(self)
+
+    monkeypatch.setattr(Translated, "body", body)
+    history = {**bench_history(60), "model": {"provider": provider, "name": "m"}}
+    (tmp_path / "h.json").write_text(json.dumps(history), encoding="utf-8")
+    replayed = driver.replay(load_fixture(str(tmp_path / "h.json")), Options(max_input_tokens=3_000))
+    assert len(replayed.calls) > 20 and built == 0
+    last = run(load_fixture(str(tmp_path / "h.json")), Options(max_input_tokens=3_000))
+    assert dumps(last.payload.body) and built == 1  # asked: built from the same messages
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_r_rpl_9_memo_runs_over_long_windows_equal_one_by_one(seed: int) -> None:
+    """`_common` on windows longer than its tail (`_TAIL`): the part before the last messages is
+    compared first, then the tail or the bisection; runs equal runs extended one comparison at a
+    time when messages are changed or rebuilt in the tail, just before it, or anywhere."""
+    rng = random.Random(seed)
+    pool = _pool(rng, 400)
+    old: list[Working] = []
+    start = 0
+    for _ in range(30):
+        start += rng.randrange(0, 4)
+        window = list(pool[start : start + rng.randrange(20, 300)])
+        for _ in range(rng.randrange(4)):
+            near = len(window) - 1 - rng.randrange(min(len(window), 2 * _TAIL + 2))
+            at = rng.choice([near, rng.randrange(len(window))])
+            window[at] = rng.choice([window[at].with_(), window[at].with_(cacheable=True), rng.choice(pool)])
+        assert runs(window, old, _common) == _equal_runs(window, old)
+        old = window

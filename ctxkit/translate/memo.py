@@ -359,12 +359,22 @@ def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most
     """How many messages from new[i] equal those from old[j] (at least 1, at most `most`):
     list comparisons (by identity first, in C), bisected; the message just past the matched part
     is compared once, not once per halving (a rebuilt message is equal without being the same
-    object, so a comparison that is not by identity costs a call of `Working.__eq__`)."""
-    if most > 1 and _differ(new[i + 1], old[j + 1]):
+    object, so a comparison that is not by identity costs a call of `Working.__eq__`). A run
+    mostly ends just before `most` (the question, rebuilt in-flight messages): all but the last
+    `_TAIL` are compared first, one pass over a long window instead of two."""
+    if most <= 2:
+        return 1 if most == 2 and _differ(new[i + 1], old[j + 1]) else most
+    if _differ(new[i + 1], old[j + 1]):
         return 1
-    if new[i : i + most] == old[j : j + most]:
+    lo, hi = 2, most  # new[i:i+lo] matches; new[i:i+hi] does not (for hi == most: not known yet)
+    cut = most - _TAIL
+    if cut > lo:
+        if new[i + lo : i + cut] == old[j + lo : j + cut]:
+            lo = cut
+        else:
+            hi = cut
+    if hi == most and new[i + lo : i + most] == old[j + lo : j + most]:
         return most
-    lo, hi = 1, most  # new[i:i+lo] matches, new[i:i+hi] does not
     while hi - lo > 1:
         if _differ(new[i + lo], old[j + lo]):
             return lo
@@ -374,6 +384,9 @@ def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most
         else:
             hi = mid
     return lo
+
+
+_TAIL = 8  # how many messages before a run's longest end `_common` looks at last
 
 
 def _differ(a: Working, b: Working) -> bool:

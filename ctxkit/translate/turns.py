@@ -75,7 +75,7 @@ def state(memo: TranslationMemo, odd: Callable[[Working], bool]) -> Turns:
     return found
 
 
-_CALLS, _NAME = attrgetter("tool_calls"), attrgetter("name")
+_CALLS, _NAME, _ID = attrgetter("tool_calls"), attrgetter("name"), attrgetter("id")
 
 Make = Callable[[str, int, int], tuple[Sent, bool]]  # (role, start, end) -> a turn, reordered or not
 
@@ -217,9 +217,11 @@ def ordered(fresh: list[int], window: list[Working], ids: Results, renamed: set[
     if led or not ids.good:
         seen: set[str] = set()
         for w in islice(window, user, None):
-            if w.tool_call_id is not None and w.tool_call_id not in seen:
+            answers = w.tool_call_id
+            if answers is not None and answers not in seen:
                 return False
-            seen.update(c.id for c in w.tool_calls)
+            if w.tool_calls:  # their ids in C, no generator per message
+                seen.update(map(_ID, w.tool_calls))
         return True
     if not ids.calls.keys() >= ids.results.keys():
         return False
