@@ -377,6 +377,14 @@ def test_r_asm_4_decided_from_the_last_span_equals_afresh(seed: int) -> None:
             want = assemble.decided(head, [], [], truncation.kept_fates(kept))
             assert list(got.items()) == list(want.items()), (h, a, b)
             got.clear()  # the caller's to change: the state keeps its own
+            # R-FILE-3's evictions and R-ASM-8's orphans taken out of the kept run: recorded before it
+            out = sorted(rng.sample(range(a, b), min(b - a, rng.randrange(3))))
+            if out:
+                left = [w for j, w in enumerate(shared.copies[a:b], start=a) if j not in out]
+                evicted, orphans = [shared.works[out[0]]], [shared.works[j] for j in out[1:]]
+                got = shared.decided(head, evicted, orphans, left)
+                want = assemble.decided(head, evicted, orphans, truncation.kept_fates(left))
+                assert list(got.items()) == list(want.items()), (h, a, b, out)
 
 
 def test_settings_warnings_made_once_per_settings_equal_afresh(monkeypatch: pytest.MonkeyPatch) -> None:

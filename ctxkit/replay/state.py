@@ -274,11 +274,14 @@ class State(Arrays):
             h = a - len(head)
             if h >= 0 and all(map(is_, head, self.works[h:a])):
                 return self.spans.fates(self.works, self.truncated, self.fated, h, a, a + k).copy()
-        return decided_afresh(head, evicted, orphans, self.kept_fates(kept))
+        return self._kept_into(decided_afresh(head, evicted, orphans, {}), kept)  # one dict, in the record's order
 
     def kept_fates(self, kept: list[Working]) -> dict[str, Fated]:
         """Each kept message's fate (R-ASM-4, R-CONV-3), made once with the window."""
-        found: dict[str, Fated] = {}
+        return self._kept_into({}, kept)
+
+    def _kept_into(self, found: dict[str, Fated], kept: list[Working]) -> dict[str, Fated]:
+        """`found` with each kept message's fate added after what it holds (`kept_fates`)."""
         for i, n, k in self._runs(kept, self.copies):
             if n < 0:
                 found[kept[i].key] = kept_fate(kept[i])
