@@ -131,7 +131,7 @@ class _Loop:
         request = prompt_items(result.payload, meter=meter, memo=self.state.items)
         items = request.items  # the tuple: the cache reads it in C
         columns = self.numbers.columns(items)  # keys as numbers (4 bytes an item), tokens, breakpoints
-        prompt = sum(columns.tokens) + priming_tokens(result.payload, meter=meter)  # `prompt_tokens` (R-RPL-4)
+        prompt = columns.total + priming_tokens(result.payload, meter=meter)  # `prompt_tokens` (R-RPL-4)
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         for w in result.typed_warnings(self._settings_warnings(result.assembly.eff)):  # R-ASM-9's: see `Warned`
             over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
