@@ -156,7 +156,8 @@ def summary(r: R, d: dict[str, Any]) -> list[str]:
         table(["target", "previous round", "measured", "goal", "result"], rows),
         "",
         "The previous round's figures are the Targets table as committed before this round "
-        "(`benchmarks/previous.json`), measured on the same machine type, also under load.",
+        "(`benchmarks/previous.json`, which says how they were measured), on the same machine type "
+        "but not always the same instance: across rounds, compare the ratios, not the times.",
         "",
     ]
 
