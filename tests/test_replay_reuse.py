@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 from unittest.mock import Mock
@@ -242,9 +242,19 @@ def test_settings_resolved_once_equal_resolving_afresh(path: Path) -> None:
     seen = 0
     for call in Planner(fixture, Options(max_input_tokens=2_000)).calls():
         for f, o in _settings_variants(call.fixture, call.options):
-            assert mine.effective(f, o) == resolve(f, o), (call.label, f.templates, o)
+            got, fresh = mine.effective(f, o), resolve(f, o)
+            # field by field with the type: `==` takes 1, 1.0 and True as equal
+            assert [(n, type(v), v) for n, v in _fields(got)] == [(n, type(v), v) for n, v in _fields(fresh)], (
+                call.label,
+                f.templates,
+                o,
+            )
             seen += 1
     assert seen
+
+
+def _fields(obj: Any) -> list[tuple[str, Any]]:
+    return [(f.name, getattr(obj, f.name)) for f in fields(obj)]
 
 
 def test_copies_by_copier_equal_dataclasses_replace() -> None:

@@ -45,7 +45,8 @@ class Counts:
 
     def prefill(self, tokenizer: str, texts: Iterable[str]) -> None:
         """Count `texts` now, one after the other. A replay sends every stored message of its
-        branch at some call, so their texts are all counted anyway; counted in one pass, the
+        branch up to the last question at some call, so their texts are counted anyway (the stored
+        answer after the last question is not sent, R-TURN-1); counted in one pass, the
         tokenizer's tables stay in the processor's caches, and the same texts cost about 40% less
         than when each is counted where a call first meets it, between other work (0.47 s against
         0.76 s at 20,000 messages). The counts are the same either way."""

@@ -7,7 +7,7 @@ of item texts are shared between calls; earlier prompts live in the cache's trie
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
@@ -19,7 +19,7 @@ from ctxkit.counting.measure import call_args_text, stored_texts
 from ctxkit.errors import RuleError
 from ctxkit.history.tree import Ancestry
 from ctxkit.loading.config import Effective, Options, resolve
-from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
+from ctxkit.loading.domain import Fixture, InFlightMessage, Role, StoredMessage
 from ctxkit.pipeline import RunWarning, WarningKind, run, settings_warnings
 from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Output, Planner, ReplayCall
@@ -92,7 +92,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     eff = resolve(fixture, options)
     state = State()  # everything assembly carries from one call to the next (R-RPL-9)
     planner = Planner(fixture, options, compress_as=compress_as, select=state.select, counts=state.counts)
-    state.counts.prefill(eff.tokenizer, stored_texts(planner.path))  # counted in one pass: see `prefill`
+    state.counts.prefill(eff.tokenizer, stored_texts(_asked(planner.path)))  # in one pass: see `prefill`
     loop = _Loop(fixture, eff, state, Warned(planner.warnings()))
     rows: list[CallRow] = []
     for index, call in enumerate(planner.calls()):
@@ -223,6 +223,13 @@ def _trim(views: dict[int, breaks.Candidate], index: int, start: int, sides: bre
         del views[index]
     else:
         views[index] = trimmed
+
+
+def _asked(path: Sequence[StoredMessage]) -> Sequence[StoredMessage]:
+    """The path up to its last user message: what the replay's calls send of it (the stored answer
+    after the last question is not sent, R-TURN-1)."""
+    last = next((i for i in range(len(path) - 1, -1, -1) if path[i].role is Role.USER), -1)
+    return path[: last + 1]
 
 
 def count_calls(fixture: Fixture, options: Options | None = None) -> int:
