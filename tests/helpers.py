@@ -134,3 +134,17 @@ def bench_history(n: int) -> dict[str, Any]:
     spec.loader.exec_module(generate)
     history: dict[str, Any] = generate.history(n, generate.SEED)
     return history
+
+
+def recorded(monkeypatch: Any, owner: object, name: str) -> list[Any]:
+    """Replace `owner.name`, a function of one argument, by one that records each argument in
+    the list returned and then calls the original."""
+    seen: list[Any] = []
+    real = getattr(owner, name)
+
+    def spy(arg: Any) -> Any:
+        seen.append(arg)
+        return real(arg)
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen

@@ -16,7 +16,7 @@ from ctxkit.loading.read import load_fixture
 from ctxkit.replay import driver
 from ctxkit.replay.calls import Planner
 
-from .helpers import bench_history
+from .helpers import bench_history, recorded
 
 
 def _fixture(tmp_path: Path) -> Any:
@@ -27,16 +27,7 @@ def _fixture(tmp_path: Path) -> Any:
 
 def _counted_texts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The texts the cl100k counter tokenizes from now on, in order."""
-    counter = tokens.get_counter("cl100k_base")
-    counted: list[str] = []
-    real = counter.count
-
-    def spy(text: str) -> int:
-        counted.append(text)
-        return real(text)
-
-    monkeypatch.setattr(counter, "count", spy)
-    return counted
+    return recorded(monkeypatch, tokens.get_counter("cl100k_base"), "count")
 
 
 def test_r_rpl_9_stored_texts_are_counted_before_the_first_call_and_never_again(

@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from ctxkit.counting import tokens
 from ctxkit.errors import InputError
 
+from .helpers import recorded
+
 ENCODINGS = ("cl100k_base", "o200k_base")
 BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
 
@@ -427,14 +429,7 @@ def test_s9_tiktoken_cache_dir_corrupt_file_is_skipped(
     tiktoken_cache_file(tmp_path, "cl100k_base").write_bytes(corrupted(package_rank_file("cl100k_base")))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     assert tokens._from_tiktoken_cache("cl100k_base") is None
-    calls: list[str] = []
-    real = tokens._from_package
-
-    def spy(name: str) -> bytes:
-        calls.append(name)
-        return real(name)
-
-    monkeypatch.setattr(tokens, "_from_package", spy)
+    calls = recorded(monkeypatch, tokens, "_from_package")
     assert tokens.get_counter("cl100k_base").count("Hello, world!") == 4
     assert calls == ["cl100k_base"]
 
