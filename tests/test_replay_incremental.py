@@ -1,8 +1,9 @@
 """R-RPL-9: a replayed call's cache work follows what changed since the previous call.
 
 The cache compares each prompt with the previous one (`prefix.common_prefix`), walks and extends
-its trie only from where the two part, and numbers only the items the previous prompt did not
-share (`prefix.Numbers`). Each must give exactly what the plain way gives: every walk from the
+its trie only from where the two part (and follows a recent call's path it comes back to, compared
+in C: `trie.Trie.paths`), and numbers only the items the previous prompt did not share
+(`prefix.Numbers`). Each must give exactly what the plain way gives: every walk from the
 trie's root (`Cache.incremental = False`), every key numbered one by one, the prefix counted
 item by item.
 """

@@ -106,7 +106,7 @@ class MappedCall:
             isinstance(cand, MappedCall)
             and cand.keys is c.last_keys
             and len(c.surplus) <= _FEW
-            and c.keys[:common] == c.last_keys[:common]
+            and (_leads(c.runs, common) or c.keys[:common] == c.last_keys[:common])
         ):
             return c.tokens_from(common) - _last_tokens(c.keys, c.tokens, c.surplus)
         keys, tokens, theirs = c.keys[common:], c.tokens[common:], cand.keys_from(common)
@@ -276,9 +276,19 @@ def _surplus(keys: Keys, theirs: Keys) -> list[tuple[int, int]] | None:
         i0, j0 = i + k, j + k
     if len(here) + len(there) > _ASIDE:
         return None
-    more = Counter(here)
-    more.subtract(there)
+    more: dict[Any, int] = {}  # a Counter's work without its checks: a few keys, once per call
+    for key in here:
+        more[key] = more.get(key, 0) + 1
+    for key in there:
+        if key in more:
+            more[key] -= 1
     return [(key, n) for key, n in more.items() if n > 0]
+
+
+def _leads(shared: Sequence[tuple[int, int, int]], common: int) -> bool:
+    """The runs of equal items two calls share (`Columns.runs`) start with the first `common`
+    items of both: their keys are equal there without comparing them."""
+    return bool(shared) and shared[0][0] == 0 and shared[0][1] == 0 and shared[0][2] >= common
 
 
 def _last_tokens(keys: Keys, tokens: Sequence[int], surplus: Sequence[tuple[int, int]]) -> int:

@@ -64,8 +64,18 @@ class Cache:
         self.window_start = 0  # the oldest call still within the TTL of the newest
         self._paid: set[int] = set()  # calls whose write a later call read
         self.overtaken: dict[int, int] = {}  # see `add`
-        self.incremental = True
         self.trie = Trie()
+        self.incremental = True
+
+    @property
+    def incremental(self) -> bool:
+        """Compare each call with the last one and follow the recent calls' paths (`Trie.paths`);
+        False: every walk from the root, edge by edge (the plain way, the tests' oracle)."""
+        return self.trie.remember
+
+    @incremental.setter
+    def incremental(self, on: bool) -> None:
+        self.trie.remember = on
 
     def add(
         self, items: Sequence[Item], clock: datetime | None, keys: Keys | None = None, columns: Columns | None = None

@@ -10,7 +10,10 @@ A call costs its own length, not the number of earlier calls, and the trie grows
 edges per call (a prompt that goes on from the end of a leaf grows that leaf). The last call's
 path is kept (`depths`, `edges`: each edge it runs through and the depth where it starts;
 `marks`: its marked items by position), so the next call follows it down to the items both
-share without a look, and only the edges it leaves get the last call's number then.
+share without a look, and only the edges it leaves get the last call's number then. The paths of
+the few calls before it are kept too (`paths`): a call that comes back to one of them (calls that
+alternate between two system prompts, a question's and a tool turn's) follows it from the edge
+where it joins it, compared in C, instead of edge by edge (`_along`).
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
+from ctxkit.translate.itemmemo import common_prefix
+
 Keys = Sequence[Hashable]  # a prompt's item keys in order: strings, or the replay's numbers for them
 CURRENT = 1 << 62  # an edge's `latest` while it lies on the last call's path: that call (`Trie.last`)
 _FIRST = itemgetter(0)
+PATHS = 16  # how many earlier calls' paths are kept besides the last one's (`Trie.paths`)
 
 
 @dataclass(slots=True)
@@ -76,6 +82,7 @@ class Trie:
 
     def __init__(self) -> None:
         self.last = -1  # the last call inserted (kept across a reset: the edges it left get it)
+        self.remember = True  # keep the paths of recent calls (`paths`); off: every walk edge by edge
         self.reset()
 
     def reset(self) -> None:
@@ -85,6 +92,8 @@ class Trie:
         self.depths: list[int] = []
         self.edges: list[Edge] = []
         self.marks: list[tuple[int, list[int]]] = []
+        # the recent calls' paths as each left it (keys, depths, edges, marks), by call: see `_along`
+        self.paths: dict[int, Path] = {}
 
     def walk(self, keys: Keys, first: int, shared: int = 0) -> Walked:
         """What `keys` shares with the prompts of calls `first` on; `shared`: its items equal to the
@@ -103,6 +112,20 @@ class Trie:
             child = edge.children.get(keys[depth])
             if child is None or (through := self.last if child.latest == CURRENT else child.latest) < first:
                 break
+            saved = self.paths.get(child.latest) if self.paths else None
+            if saved is not None and (along := _along(saved, child, keys, depth)) is not None:
+                k, common, p = along  # down that call's path: only where it parts is looked at
+                _, depths, edges, kept = saved
+                lo, hi = bisect_left(kept, depth, key=_FIRST), bisect_left(kept, common, key=_FIRST)
+                marks.extend((q + 1, m[0], m[1], m[2]) for q, m in kept[lo:hi])
+                latest, start = through, depths[p]
+                if start == common:  # it leaves that path where edge p starts
+                    edge, depth = edges[p - 1], common
+                    continue
+                edge, depth = edges[p], common
+                if common - start < edge.end - edge.start:  # it parts inside edge p
+                    break
+                continue
             run = matched(child, keys, depth)
             if child.marks:
                 marks.extend((depth + o + 1, m[0], m[1], m[2]) for o, m in child.marks.items() if o < run)
@@ -150,6 +173,10 @@ class Trie:
         """Where the new prompt parts from the last one's path: the edges it leaves get the last
         call's number; the path is cut back to the edge and depth the new prompt goes on from."""
         edges, depths = self.edges, self.depths
+        if self.remember and edges:  # kept as it is: the lists below are new ones, never these
+            self.paths[self.last] = (self.keys, depths, edges, self.marks)
+            if len(self.paths) > PATHS:
+                del self.paths[next(iter(self.paths))]
         j = bisect_left(depths, shared) - 1 if shared else -1  # the last edge both paths run through
         for left in edges[j + 1 :]:  # the last call was the latest through them
             left.latest = self.last
@@ -181,7 +208,26 @@ class Trie:
                 child = Edge(keys[depth:], 0, run)
             edge.children[keys[depth]] = child
         else:
-            run = matched(child, keys, depth)
+            run = -1
+            saved = self.paths.get(child.latest) if self.paths else None
+            if saved is not None and (along := _along(saved, child, keys, depth)) is not None:
+                k, common, p = along  # the edges of that path before edge p, taken whole
+                _, depths, edges, kept = saved
+                if p > k:
+                    end = depths[p]
+                    taken = edges[k:p]
+                    overtaken[child.latest] = end
+                    for e in taken:
+                        e.latest = CURRENT
+                    self.edges += taken
+                    self.depths += depths[k:p]
+                    self.marks += kept[bisect_left(kept, depth, key=_FIRST) : bisect_left(kept, end, key=_FIRST)]
+                    if end == common:  # it leaves that path where edge p starts
+                        return edges[p - 1], end
+                    child, depth = edges[p], end
+                run = common - depth  # into edge p: its items are that call's
+            if run < 0:
+                run = matched(child, keys, depth)
             overtaken[child.latest] = depth + run  # going down: the deepest depth stays
             if run < child.end - child.start:
                 child.split(run)
@@ -194,6 +240,26 @@ class Trie:
         self.depths.append(depth)
         self.edges.append(child)
         return child, depth + run
+
+
+Path = tuple[Keys, list[int], list[Edge], list[tuple[int, list[int]]]]  # see `Trie.paths`
+
+
+def _along(path: Path, child: Edge, keys: Keys, depth: int) -> tuple[int, int, int] | None:
+    """Where `keys` parts from a recent call's path that it joins at `child` (at `depth`): (the
+    child's index on that path, the equal leading items, the path's last edge starting at or before
+    them); None when `child` is not on that path at `depth` any more.
+
+    `child`'s latest call is that call, so no later prompt went through `child` nor any edge below
+    it: from `child` on, that path is as the call left it (every edge below it still that call's
+    latest, no edge split or grown, no breakpoint added), and the items it shares are found by
+    comparing the two prompts in C."""
+    theirs, depths, edges, _ = path
+    k = bisect_left(depths, depth)
+    if k == len(depths) or depths[k] != depth or edges[k] is not child:
+        return None
+    common = depth + common_prefix(keys[depth:], theirs[depth:])
+    return k, common, bisect_right(depths, common) - 1
 
 
 def matched(edge: Edge, keys: Keys, depth: int) -> int:

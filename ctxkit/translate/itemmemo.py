@@ -14,7 +14,7 @@ from itertools import compress, count, repeat
 from operator import attrgetter, is_, is_not, ne
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from ctxkit.counting.wire import WireRules
+from ctxkit.counting.wire import WireRules, rules_for
 from ctxkit.translate import reading
 from ctxkit.translate.costs import ItemMeter, texts_tokens
 from ctxkit.translate.keys import Key, item_key, without_cache_control
@@ -49,6 +49,15 @@ class ItemMemo:
         # the last request's context, payload messages (as translation emitted them) and items
         self._last: tuple[tuple[object, ...], Sequence[Sent], list[Item], bool, bool] | None = None
         self._renamed = False  # `carried` took a run of messages that are not the very objects by their parts
+        self._rules: tuple[tuple[str, str, str], WireRules] | None = None  # see `rules`
+
+    def rules(self, provider: str, model: str, tokenizer: str) -> WireRules:
+        """`counting.wire.rules_for(provider, model, tokenizer)`, made again only when one of them
+        changes (a replay's calls share them)."""
+        basis = (provider, model, tokenizer)
+        if self._rules is None or self._rules[0] != basis:
+            self._rules = (basis, rules_for(provider, model, tokenizer))
+        return self._rules[1]
 
     def carried(
         self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, lead: list[Item]
@@ -180,11 +189,22 @@ def _in_place(new: Sequence[Sent], old: Sequence[Sent]) -> list[Run]:
 
 
 def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
-    """How many leading items two sequences share, by comparing slices in C (bisection)."""
+    """How many leading items two sequences share, by comparing slices in C (bisection).
+
+    Consecutive calls mostly part a few items before the shorter one's end (the last call's
+    reminder or last turn replaced), so the first slice compared ends at the last of the final
+    `_GUESS` places where both hold equal items: when that slice is equal, only the few items
+    after it are bisected (one pass over the sequences instead of about two)."""
     n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    low, high = 0, n  # a[:low] == b[:low]; a[:high] != b[:high]
+    end = n
+    while end > n - _GUESS and end > 0 and a[end - 1] is not b[end - 1] and a[end - 1] != b[end - 1]:
+        end -= 1
+    if a[:end] == b[:end]:
+        if end == n:
+            return n
+        low, high = end, n  # a[:low] == b[:low]; a[:high] != b[:high]
+    else:
+        low, high = 0, end
     while high - low > 1:
         mid = (low + high) // 2
         if a[low:mid] == b[low:mid]:
@@ -192,6 +212,9 @@ def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
         else:
             high = mid
     return low
+
+
+_GUESS = 4  # how many places from the end `common_prefix` looks back for equal items
 
 
 def _framed_alike(now: _Shape, then: _Shape) -> list[Run]:

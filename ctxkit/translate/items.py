@@ -126,8 +126,10 @@ def tool_definitions_tokens(body: dict[str, Any], count: Callable[[str], int]) -
     return count(compact(tools)) if tools else 0
 
 
-def _rules(payload: Payload, meter: ItemMeter) -> WireRules:
+def _rules(payload: Payload, meter: ItemMeter, memo: ItemMemo | None = None) -> WireRules:
     model = payload.model or str(payload.head.get("model") or "")
+    if memo is not None:  # the same rules object while the provider, model and tokenizer stay
+        return memo.rules(payload.provider, model, meter.tokenizer)
     return rules_for(payload.provider, model, meter.tokenizer)
 
 
@@ -186,7 +188,7 @@ def _items(
     payload: Payload, messages: Sequence[Sent], meter: ItemMeter, memo: ItemMemo | None, *, reuse: bool
 ) -> Prompt:
     out = []
-    rules = _rules(payload, meter)
+    rules = _rules(payload, meter, memo)
     head = _preamble_body(payload, messages)
     if has_preamble(payload.provider, head):
         tokens = preamble_tokens(rules, head, meter.text)
