@@ -163,3 +163,48 @@ def test_r_rpl_6_lost_tokens_on_repeated_keys_equal_the_counted_ones(
                     want = breaks._lost(prompt[common:], cand.keys_from(common), view.keys_from(common))
                     assert (type(got), got) == (int, want), (common, list(cols.keys), list(cand.keys))
             views.append(view)
+
+
+@pytest.mark.parametrize("provider", ["openai", "ollama", "anthropic"])
+@pytest.mark.parametrize("window", [3000, None])
+def test_r_rpl_9_columns_from_the_item_memos_runs_equal_the_found_ones(
+    provider: str, window: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runs the item memo took (`Prompt.carried`: this call's items that are the last call's,
+    by item) are runs of equal items of the last call's items, and the columns made from them
+    equal the columns made from the runs found by comparing the items (`prefix.runs`)."""
+    from ctxkit.translate import items as items_module
+
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(bench_history(120)), encoding="utf-8")
+    prompts: list[Any] = []
+    made = items_module.prompt_items
+
+    def kept(*args: Any, **kwargs: Any) -> Any:
+        prompts.append(made(*args, **kwargs))
+        return prompts[-1]
+
+    monkeypatch.setattr(driver, "prompt_items", kept)
+    found, taken, used = prefix.Numbers(), prefix.Numbers(), []
+    columns = prefix.Numbers.columns
+
+    def both(self: prefix.Numbers, items: Any, carried: Any = None) -> prefix.Columns:
+        prompt = prompts[-1]
+        assert prompt.items is items
+        if prompt.carried is not None:
+            last, runs = prompt.carried
+            assert len(prompts) > 1 and last is prompts[-2].items  # the last call's very items
+            for i, j, k in runs:
+                assert k > 0 and items[i : i + k] == last[j : j + k]
+            assert [r[0] for r in runs] == sorted(r[0] for r in runs)
+            used.append(len(runs))
+        a, b = columns(found, items), columns(taken, items, prompt.carried)
+        for field in ("keys", "tokens", "marks", "total", "repeated"):
+            assert repr(getattr(a, field)) == repr(getattr(b, field)), field
+        assert sorted(a.surplus) == sorted(b.surplus)
+        return columns(self, items, prompt.carried)
+
+    monkeypatch.setattr(prefix.Numbers, "columns", both)
+    done = driver.replay(load_fixture(str(path)), Options(provider=provider, max_input_tokens=window))
+    assert len(prompts) == len(done.calls) > 50
+    assert (provider != "anthropic") == (len(used) > len(done.calls) // 2)  # one item per message: runs taken

@@ -89,6 +89,29 @@ def test_r_rpl_9_the_common_prefix_found_by_bisection_is_the_one_counted(a: list
     assert common_prefix(a, a) == len(a)
 
 
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from("ab"), max_size=40),
+    st.lists(st.sampled_from("ab"), max_size=40),
+    st.integers(0, 40),
+    st.integers(0, 40),
+    st.integers(0, 40),
+)
+def test_r_rpl_9_a_common_run_from_two_places_is_the_one_counted(
+    a: list[str], b: list[str], i: int, j: int, most: int
+) -> None:
+    """`common_run(a, i, b, j, most)`: the equal items from a[i] and b[j] on, at most `most`,
+    found without copying the sequences first (the runs of the item memo and the columns)."""
+    from ctxkit.translate.itemmemo import common_run
+
+    i, j = min(i, len(a)), min(j, len(b))
+    most = min(most, len(a) - i, len(b) - j)
+    n = 0
+    while n < most and a[i + n] == b[j + n]:
+        n += 1
+    assert common_run(a, i, b, j, most) == common_run(tuple(a), i, tuple(b), j, most) == n
+
+
 def test_r_rpl_9_sides_numbered_in_c_and_lost_tokens_equal_the_item_by_item_way(
     monkeypatch: Any, tmp_path: Any
 ) -> None:

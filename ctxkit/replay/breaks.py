@@ -62,7 +62,7 @@ CAUSE_RULES = {  # the causes a fixture's replay finds, first match wins, and th
 DRIFTING = frozenset({Origin.CUSTOM_AGENT, Origin.DOCUMENTS, Origin.PROJECT_READ_FILE, Origin.FORGOTTEN_FILES})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made per call (a frozen one sets each field through object.__setattr__)
 class MappedCall:
     """This call as the break needs it: its items mapped back to their working messages.
 
@@ -137,7 +137,7 @@ class MappedCall:
 Candidate = MappedCall | Earlier
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made per call (a frozen one sets each field through object.__setattr__)
 class Dropped:
     """What this call left out that an earlier one may have sent."""
 

@@ -37,7 +37,7 @@ class Limit(enum.StrEnum):
     UNCACHED = "uncached"  # the model caches nothing
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made per call (a frozen one sets each field through object.__setattr__)
 class Hit:
     candidate: int | None  # the best candidate's index
     expired: bool  # earlier calls exist but none within the TTL

@@ -15,7 +15,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ctxkit.translate.itemmemo import REACH, Run, common_prefix
+from ctxkit.translate.itemmemo import REACH, Run, common_prefix, common_run
 
 if TYPE_CHECKING:
     from ctxkit.translate.items import Item
@@ -38,7 +38,7 @@ def runs(new: Sequence[object], old: Sequence[object]) -> list[Run]:
         except ValueError:
             i += 1
             continue
-        length = common_prefix(new[i : i + m - found], old[found:])
+        length = common_run(new, i, old, found, min(n - i, m - found))
         out.append((i, found, length))
         i, j = i + length, found + length
     return out
@@ -110,10 +110,13 @@ class Numbers:
     def of(self, items: Sequence[Item]) -> array[int]:
         return self.columns(items).keys
 
-    def columns(self, items: Sequence[Item]) -> Columns:
+    def columns(self, items: Sequence[Item], carried: tuple[Sequence[Item], Sequence[Run]] | None = None) -> Columns:
+        """`carried`: the last items and the runs of them `items` are, when the caller knows them
+        (`Prompt.carried`, the item memo's); taken when those are the items of this object's last
+        call, else the runs are found (`runs`)."""
         before, lent = self._last
         numbers, tokens, marks, at = array("i"), array("q"), [], 0
-        shared = runs(items, before)
+        shared = carried[1] if carried is not None and carried[0] is before else runs(items, before)
         fresh: list[int] = []  # the items in no run
         total = lent.total
         for i, j, k in [*shared, (len(items), 0, 0)]:

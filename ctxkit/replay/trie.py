@@ -68,7 +68,7 @@ class Edge:
             self.keys, self.start, self.end = keys[depth:], 0, run
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made per call (a frozen one sets each field through object.__setattr__)
 class Walked:
     """What a call shares with the earlier prompts still within the TTL."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import compress, count, repeat
-from operator import attrgetter, is_, is_not, ne
+from operator import attrgetter, indexOf, is_, is_not, ne
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ctxkit.counting.wire import WireRules, rules_for
@@ -47,7 +47,7 @@ class ItemMemo:
     def __init__(self) -> None:
         self._known: dict[tuple[Any, ...], tuple[Key, int]] = {}
         # the last request's context, payload messages (as translation emitted them) and items
-        self._last: tuple[tuple[object, ...], Sequence[Sent], list[Item], bool, bool] | None = None
+        self._last: tuple[tuple[object, ...], Sequence[Sent], tuple[Item, ...], bool, bool] | None = None
         self._renamed = False  # `carried` took a run of messages that are not the very objects by their parts
         self._rules: tuple[tuple[str, str, str], WireRules] | None = None  # see `rules`
 
@@ -61,7 +61,7 @@ class ItemMemo:
 
     def carried(
         self, payload: Payload, messages: Sequence[Sent], meter: ItemMeter, lead: list[Item]
-    ) -> tuple[list[Item], list[Run], bool]:
+    ) -> tuple[tuple[Item, ...], list[Run], bool]:
         """The last request's items and the runs of `messages` whose items are those of a run of
         the last request's messages, in order (R-RPL-9), and whether the messages of those runs
         are plain (see `keep`).
@@ -76,11 +76,11 @@ class ItemMemo:
         item (`lead`); no run otherwise."""
         last = self._last
         if last is None or last[0] != (payload.provider, payload.model, meter.tokenizer):
-            return [], [], True
+            return (), [], True
         _, before, items, single, plain = last
         size = len(lead)
-        if not single or len(items) != size + len(before) or items[:size] != lead:
-            return [], [], True
+        if not single or len(items) != size + len(before) or items[:size] != tuple(lead):
+            return (), [], True
         self._renamed = False
         out: list[Run] = []
         now = then = 0
@@ -97,7 +97,7 @@ class ItemMemo:
         payload: Payload,
         messages: Sequence[Sent],
         meter: ItemMeter,
-        out: list[Item],
+        out: tuple[Item, ...],
         *,
         single: bool,
         plain: bool = False,
@@ -169,8 +169,12 @@ def runs(new: Sequence[T], old: Sequence[T], extend: Extend[T] | None = None) ->
 
 
 def _same(new: Sequence[T], i: int, old: Sequence[T], j: int, most: int) -> int:
-    """How many objects from new[i] are the very objects from old[j] (at most `most`)."""
-    return next(compress(count(), map(is_not, new[i : i + most], old[j : j + most])), most)
+    """How many objects from new[i] are the very objects from old[j] (at most `most`): the first
+    place where they differ, found in C (`indexOf` counts without making an int per place)."""
+    try:
+        return indexOf(map(is_not, new[i : i + most], old[j : j + most]), True)
+    except ValueError:
+        return most
 
 
 def _in_place(new: Sequence[Sent], old: Sequence[Sent]) -> list[Run]:
@@ -182,32 +186,37 @@ def _in_place(new: Sequence[Sent], old: Sequence[Sent]) -> list[Run]:
         if new[i] is not old[i]:  # on to the next message that is the same object a little way on, found in C
             i = next(compress(count(i), map(is_, new[i : min(most, i + _NEAR)], old[i : i + _NEAR])), most)
             continue  # none near: the window moved (`_moved` finds the runs from here)
-        k = common_prefix(new[i:most], old[i:most])
+        k = common_run(new, i, old, i, most - i)
         out.append((i, i, k))
         i += k
     return out
 
 
 def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
-    """How many leading items two sequences share, by comparing slices in C (bisection).
+    """How many leading items two sequences share, by comparing slices in C (bisection)."""
+    return common_run(a, 0, b, 0, min(len(a), len(b)))
+
+
+def common_run(a: Sequence[object], i: int, b: Sequence[object], j: int, most: int) -> int:
+    """How many items from a[i] on equal those from b[j] on (at most `most`), by comparing slices
+    in C (bisection), without copying either sequence first.
 
     Consecutive calls mostly part a few items before the shorter one's end (the last call's
-    reminder or last turn replaced), so the first slice compared ends at the last of the final
-    `_GUESS` places where both hold equal items: when that slice is equal, only the few items
-    after it are bisected (one pass over the sequences instead of about two)."""
-    n = min(len(a), len(b))
-    end = n
-    while end > n - _GUESS and end > 0 and a[end - 1] is not b[end - 1] and a[end - 1] != b[end - 1]:
+    reminder or last turn replaced), so the first slices compared end at the last of the final
+    `_GUESS` places where both hold equal items: when those are equal, only the few items after
+    them are bisected (one pass over the sequences instead of about two)."""
+    end = most
+    while end > most - _GUESS and end > 0 and a[i + end - 1] is not b[j + end - 1] and a[i + end - 1] != b[j + end - 1]:
         end -= 1
-    if a[:end] == b[:end]:
-        if end == n:
-            return n
-        low, high = end, n  # a[:low] == b[:low]; a[:high] != b[:high]
+    if a[i : i + end] == b[j : j + end]:
+        if end == most:
+            return most
+        low, high = end, most  # a[i:i+low] == b[j:j+low]; a[i:i+high] != b[j:j+high]
     else:
         low, high = 0, end
     while high - low > 1:
         mid = (low + high) // 2
-        if a[low:mid] == b[low:mid]:
+        if a[i + low : i + mid] == b[j + low : j + mid]:
             low = mid
         else:
             high = mid

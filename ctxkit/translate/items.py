@@ -51,6 +51,7 @@ notice, a fix-up's inserted text).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +70,7 @@ from ctxkit.output import plural
 from ctxkit.translate import reading
 from ctxkit.translate.common import Sent
 from ctxkit.translate.costs import Images, ItemMeter, item_tokens, texts_tokens
-from ctxkit.translate.itemmemo import ItemMemo
+from ctxkit.translate.itemmemo import ItemMemo, Run
 from ctxkit.translate.keys import Key, canonical, compact, item_key
 from ctxkit.translate.prompt import Item, Prompt
 
@@ -194,43 +195,86 @@ def _items(
         tokens = preamble_tokens(rules, head, meter.text)
         out.append(Item(_preamble_key(payload.provider, head), tokens, None))
     lead = len(out)
-    images = Images(payload)
-    lookup = memo.lookup if memo is not None else None
-    names: dict[str, str] | None = None
-    last, runs, plain = memo.carried(payload, messages, meter, out) if memo is not None and reuse else ([], [], None)
+    maker = _Maker(payload, messages, meter, rules, memo, reuse)
+    last, runs, plain = memo.carried(payload, messages, meter, out) if memo is not None and reuse else ((), [], None)
     at, single = 0, True  # the runs hold one item per message (`ItemMemo.carried`)
+    shared: list[Run] = [(0, 0, lead)] if runs and lead else []  # the runs of `last`'s items, by item
+    pieces: list[tuple[Item, ...]] = []  # the items made and the runs taken, in order (`out`: the ones making)
+    size = 0  # how many items `pieces` holds
     for i, j, k in [*runs, (len(messages), 0, 0)]:
         for n in range(at, i):  # a message no run brings: its items made (most from the memo)
             sent = messages[n]
-            role, parts, origins = sent.role, sent.parts, sent.at(n)
-            knew = sent.known if reuse else None
-            framing = sent.frame if reuse else None
-            single = single and len(parts) == 1
+            single = single and len(sent.parts) == 1
             plain = plain and sent.origins is None
-            if framing is not None and knew is not None and len(knew) == 1 and knew[0] is not None:
-                out.append(_one(knew[0], framing, parts[0], role))  # the common case, quickly
-                continue
-            if framing is None:  # on the message's first item
-                if names is None:
-                    names = _names(payload.provider, messages)
-                framing = _frame(rules, role, parts, meter, names)
-            for q, part in enumerate(parts):
-                found = knew[q] if knew is not None else None
-                if found is None and lookup is not None:
-                    looked = lookup(role, part, meter, rules)
-                    if looked is not None:
-                        found = looked[0], rules.scaled(looked[1])
-                if found is None:
-                    origin = origins[q] if q < len(origins) else -1
-                    found = item_key(role, part), item_tokens(part, origin, images, meter, rules)
-                out.append(_one(found, framing if q == 0 else 0, part, role))
-        out += last[lead + j : lead + j + k]  # a run of the last request's messages: their items, as one slice
+            maker.make(n, sent, out)
+        if k:  # a run of the last request's messages: their items, as one slice
+            if out:
+                pieces.append(tuple(out))
+                size, out = size + len(out), []
+            _join(shared, size, lead + j, k)
+            pieces.append(last[lead + j : lead + j + k])
+            size += k
         at = i + k
+    if out or not pieces:
+        pieces.append(tuple(out))
+    items = pieces[0] if len(pieces) == 1 else pieces[0] + pieces[1] if len(pieces) == 2 else tuple(chain(*pieces))
     if memo is not None and reuse:
-        memo.keep(payload, messages, meter, out, single=single, plain=bool(single and plain))
-    return Prompt(
-        tuple(out), lead, messages, payload.prepared.placed, single, None if plain is None else single and plain
-    )
+        memo.keep(payload, messages, meter, items, single=single, plain=bool(single and plain))
+    made = Prompt(items, lead, messages, payload.prepared.placed, single, None if plain is None else single and plain)
+    if runs:
+        made.carried = (last, shared)
+    return made
+
+
+class _Maker:
+    """The items of the payload messages no run of the last request's brings."""
+
+    def __init__(
+        self,
+        payload: Payload,
+        messages: Sequence[Sent],
+        meter: ItemMeter,
+        rules: WireRules,
+        memo: ItemMemo | None,
+        reuse: bool,
+    ) -> None:
+        self.payload, self.messages, self.meter, self.rules, self.reuse = payload, messages, meter, rules, reuse
+        self.lookup = memo.lookup if memo is not None else None
+        self.images = Images(payload)
+        self.names: dict[str, str] | None = None
+
+    def make(self, n: int, sent: Sent, out: list[Item]) -> None:
+        """Append the items of payload message `n` to `out`."""
+        role, parts = sent.role, sent.parts
+        knew = sent.known if self.reuse else None
+        framing = sent.frame if self.reuse else None
+        if framing is not None and knew is not None and len(knew) == 1 and knew[0] is not None:
+            out.append(_one(knew[0], framing, parts[0], role))  # the common case, quickly
+            return
+        rules, meter = self.rules, self.meter
+        if framing is None:  # on the message's first item
+            if self.names is None:
+                self.names = _names(self.payload.provider, self.messages)
+            framing = _frame(rules, role, parts, meter, self.names)
+        origins = sent.at(n)
+        for q, part in enumerate(parts):
+            found = knew[q] if knew is not None else None
+            if found is None and self.lookup is not None:
+                looked = self.lookup(role, part, meter, rules)
+                if looked is not None:
+                    found = looked[0], rules.scaled(looked[1])
+            if found is None:
+                origin = origins[q] if q < len(origins) else -1
+                found = item_key(role, part), item_tokens(part, origin, self.images, meter, rules)
+            out.append(_one(found, framing if q == 0 else 0, part, role))
+
+
+def _join(runs: list[Run], i: int, j: int, k: int) -> None:
+    """Add the run (i, j, k) to `runs`, as one with the last run when it goes on from it."""
+    if runs and runs[-1][0] + runs[-1][2] == i and runs[-1][1] + runs[-1][2] == j:
+        runs[-1] = (runs[-1][0], runs[-1][1], runs[-1][2] + k)
+    else:
+        runs.append((i, j, k))
 
 
 _RUNS = frozenset({"tool_use", "tool_result"})  # Anthropic blocks whose consecutive runs count once (R-RPL-5)

@@ -41,7 +41,7 @@ class Prompt(Sequence[Item]):
     docstring). The places are read from the payload messages when asked, so a request's items
     can be slices of the last request's even where the window moved."""
 
-    __slots__ = ("_columns", "_lead", "_messages", "_plain", "_single", "items", "placed")
+    __slots__ = ("_columns", "_lead", "_messages", "_plain", "_single", "carried", "items", "placed")
 
     def __init__(
         self,
@@ -58,6 +58,10 @@ class Prompt(Sequence[Item]):
         self._columns: tuple[list[int | None], list[int]] | None = None
         self._single = single  # one item per payload message (None: not known yet)
         self._plain = plain  # see `plain` (None: not known yet)
+        # the last request's items and the runs of them these items are (start here, start there,
+        # length), when the item memo took them so (`ItemMemo.carried`): `prefix.Numbers.columns`
+        # takes their columns without comparing the items
+        self.carried: tuple[tuple[Item, ...], list[tuple[int, int, int]]] | None = None
 
     def __len__(self) -> int:
         return len(self.items)
