@@ -291,6 +291,19 @@ def test_r_rpl_9_memo_runs_extend_over_equal_messages_as_compared_one_by_one(see
         old = window
 
 
+def test_r_rpl_9_a_repeated_call_id_takes_the_name_of_its_latest_call_when_calls_move() -> None:
+    """`TranslationMemo.renamed` when the very calls that left came back (an in-flight message's
+    stored copy) but an id is held by two calls: the latest call with that id is another one now,
+    and its name is the id's (the names are made again from the window, not kept)."""
+    memo = TranslationMemo()
+    first = Working("m:1:a", Kind.ASSISTANT, "a", 1, tool_calls=(Call("c1", "lookup", {}, 1),))
+    second = Working("m:2:a", Kind.ASSISTANT, "b", 1, tool_calls=(Call("c1", "fetch", {}, 1),))
+    memo.begin(("p",), [first, second])
+    assert memo.names == {"c1": "fetch"} and memo.repeated == 1
+    memo.begin(("p",), [second.with_(key="m:2:a:copy"), first])
+    assert memo.names == {"c1": "lookup"} and memo.renamed == {"c1"}
+
+
 def test_r_rpl_9_calls_sent_alike_are_the_same_calls() -> None:
     """`same_calls`, which skips writing the arguments as JSON when they are the very same object,
     says what `==` on the calls says (`Call.__eq__`: the arguments compared as the JSON they are
@@ -319,28 +332,40 @@ def test_r_rpl_9_calls_sent_alike_are_the_same_calls() -> None:
 
 
 def test_r_rpl_9_memo_gives_a_wire_message_only_for_an_equal_message() -> None:
-    """`TranslationMemo.wire` gives the wire message made for a message equal to the one asked
-    about (a rebuilt copy), never for one under the same key with other calls, other arguments or
-    another cacheable flag; `made` shares the fragment of a message of the same content."""
+    """`TranslationMemo.plain` gives the wire message made for a message equal to the one asked
+    about (a rebuilt copy), never for one under the same key with other calls, other arguments,
+    another text or another cacheable flag; a new one shares the fragment of a message of the
+    same content."""
     memo = TranslationMemo()
     args = {"q": 1}
     w = Working("m:1:a", Kind.ASSISTANT, "a", 1, tool_calls=(Call("c1", "x", args, 1),))
     memo.begin(("p",), [w])
-    wire = object()
-    fragment = memo.made(w, wire)
-    assert memo.wire(w) is wire and memo.wire(w.with_()) is wire
-    assert memo.wire(w.with_(tool_calls=(Call("c1", "x", dict(args), 1),))) is wire
+
+    def make(_: Working) -> Any:
+        return SimpleNamespace(entry=None)
+
+    wire = memo.plain(w, make)
+    assert memo.plain(w, make) is wire and memo.plain(w.with_(), make) is wire
+    assert memo.plain(w.with_(tool_calls=(Call("c1", "x", dict(args), 1),)), make) is wire
+    assert memo.plain(w.with_(text="".join(["a", ""]) + ""), make) is wire  # an equal text, another object
     for other in [
+        w.with_(text="".join(["b", "a"])),
         w.with_(tool_calls=(Call("c2", "x", args, 1),)),
         w.with_(tool_calls=(Call("c1", "x", {"q": 1.0}, 1),)),
         w.with_(tool_calls=(Call("c1", "x", args, 1), Call("c1", "x", args, 1))),
         w.with_(tool_calls=()),
         w.with_(cacheable=True),
     ]:
-        assert memo.wire(other) is None, other
-    copy = w.with_(key="m:1:a:copy", cacheable=True)
-    assert memo.made(copy, object()) is fragment
-    assert memo.made(w.with_(key="k2", tool_calls=(Call("c1", "x", {"q": True}, 1),)), object()) is not fragment
+        memo = TranslationMemo()  # afresh: a message under the same key takes its place
+        memo.begin(("p",), [w])
+        made = memo.plain(w, make)
+        assert memo.plain(other, make) is not made, other
+    memo = TranslationMemo()
+    memo.begin(("p",), [w])
+    fragment = memo.plain(w, make).entry
+    assert memo.plain(w.with_(key="m:1:a:copy", cacheable=True), make).entry is fragment
+    other_args = w.with_(key="k2", tool_calls=(Call("c1", "x", {"q": True}, 1),))
+    assert memo.plain(other_args, make).entry is not fragment
 
 
 def test_r_rpl_9_a_replay_shares_the_body_fields_only_when_they_are_the_same_objects() -> None:
@@ -366,6 +391,25 @@ def test_r_rpl_9_a_replay_shares_the_body_fields_only_when_they_are_the_same_obj
         assert _shared(request, other) is other, other
         assert json.dumps(_shared(request, dict(other))) == json.dumps(other)
     assert _shared(SimpleNamespace(memo=None), first) is first  # type: ignore[arg-type]
+
+
+def test_r_fix_7_a_replay_shares_the_request_head_only_while_the_settings_stay() -> None:
+    """`translate._head`: a replay's calls whose translator gave the very same head under the very
+    same settings get the last call's merged head; other settings (their request fields, R-FIX-7)
+    or another head are merged again."""
+    from ctxkit.loading.domain import Settings
+    from ctxkit.translate import _head
+
+    memo = TranslationMemo()
+    head = {"model": "m"}
+    one, two = Settings(request_fields=(("temperature", "1"),)), Settings(request_fields=(("temperature", "1.0"),))
+    first = _head(SimpleNamespace(memo=memo, settings=one), head, None)  # type: ignore[arg-type]
+    assert json.dumps(first) == '{"model": "m", "temperature": 1}'
+    assert _head(SimpleNamespace(memo=memo, settings=one), head, None) is first  # type: ignore[arg-type]
+    second = _head(SimpleNamespace(memo=memo, settings=two), head, None)  # type: ignore[arg-type]
+    assert json.dumps(second) == '{"model": "m", "temperature": 1.0}'
+    other = _head(SimpleNamespace(memo=memo, settings=two), {"model": "n"}, None)  # type: ignore[arg-type]
+    assert json.dumps(other) == '{"model": "n", "temperature": 1.0}'
 
 
 def test_r_rpl_4_openai_framing_by_role_equals_the_framing_of_each_message() -> None:
@@ -439,10 +483,10 @@ def test_r_rpl_9_a_replay_builds_no_request_body(
     built = 0
     real = Translated.body
 
-    def body(self: Translated) -> Any:
+    def body(self: Translated, head: Any = None) -> Any:
         nonlocal built
         built += 1
-        return real(self)
+        return real(self, head)
 
     monkeypatch.setattr(Translated, "body", body)
     history = {**bench_history(60), "model": {"provider": provider, "name": "m"}}

@@ -80,19 +80,28 @@ def test_r_rpl_9_carried_translation_equals_a_fresh_one(
         pass  # a window too small for a call's fixed parts (R-ASM-2/3): nothing to compare
 
 
+class _Keyed:
+    """A message as `memo._common` reads one: its key, equal only to itself."""
+
+    __slots__ = ("key",)
+
+    def __init__(self) -> None:
+        self.key = str(id(self))
+
+
 def test_r_rpl_9_runs_are_the_same_objects_in_order() -> None:
     """The runs the memo carries (`itemmemo.runs`, extended while the messages are equal:
     `memo._common`): a window that slid, grew, lost a message in the middle and got fresh ones at
     both ends; a message far past the last run is made afresh."""
 
-    def memo_runs(new: list[object], old: list[object]) -> list[tuple[int, int, int]]:
+    def memo_runs(new: list[_Keyed], old: list[_Keyed]) -> list[tuple[int, int, int]]:
         return runs(new, old, _common)  # type: ignore[arg-type]
 
-    old = [object() for _ in range(10)]
-    new = [object(), *old[2:5], *old[6:9], object(), object()]
+    old = [_Keyed() for _ in range(10)]
+    new = [_Keyed(), *old[2:5], *old[6:9], _Keyed(), _Keyed()]
     assert memo_runs(new, old) == [(1, 2, 3), (4, 6, 3)]
     assert memo_runs(old, old) == [(0, 0, 10)]
     assert memo_runs([], old) == [] and memo_runs(old, []) == []
-    far = [object() for _ in range(300)]
+    far = [_Keyed() for _ in range(300)]
     assert memo_runs(far[100:], far) == [(0, 100, 200)]
     assert memo_runs(far[280:], far) == []

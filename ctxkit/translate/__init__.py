@@ -33,7 +33,7 @@ class Translator(Protocol):
     def __call__(self, request: TranslationInput, prepared: Prepared) -> Translated: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # never changed once made (as frozen; built per request, cheaper)
 class Payload:
     """A request: `head` is its body without the messages (a body as sent: the whole body);
     `messages`, the payload's messages as translation emitted them (None for a body as sent:
@@ -67,8 +67,8 @@ class Payload:
         """The request body exactly as a client would send it."""
         if self.translated is None:
             return self.head
-        if not self._body:
-            self._body.append(self.translated.body())
+        if not self._body:  # its own head: the translator's, with the settings' fields
+            self._body.append(self.translated.body(self.head))
         return self._body[0]
 
 
@@ -179,11 +179,26 @@ def translate(request: TranslationInput) -> Payload:
     prepared = prepare(request)  # first: a replay's memo begins the request there
     translate_with, mode = _context(request)
     out = translate_with(request, prepared)
-    head = {**out.head, **_cache_parameters(request, mode)} if mode is not None else out.head
-    if request.settings.request_fields:  # R-FIX-7: after the fields translation built, as written
-        head = {**head, **request.settings.request_field_values()}
-    head = _shared(request, head)
+    head = _head(request, out.head, mode)
     if out.messages is None:  # the translator gave the whole body
         return Payload(request.provider, head, prepared, out.origins, request.model)
-    emitted = Translated(head, (), out.messages, out.fill)
-    return Payload(request.provider, head, prepared, (), request.model, False, out.messages, request.meter, emitted)
+    return Payload(request.provider, head, prepared, (), request.model, False, out.messages, request.meter, out)
+
+
+def _head(request: TranslationInput, head: dict[str, Any], mode: Mode | None) -> dict[str, Any]:
+    """The request's head: the translator's, then OpenAI's cache parameters, then the settings'
+    request fields (R-FIX-7: after the fields translation built, as written). A replay's calls
+    whose translator gave the very same head under the very same settings get the last call's."""
+    memo = request.memo
+    last: tuple[object, object, dict[str, Any]] | None = memo.per_context.get("merged") if memo is not None else None
+    if last is not None and last[0] is head and last[1] is request.settings:
+        return last[2]
+    made = head
+    if mode is not None:
+        made = {**made, **_cache_parameters(request, mode)}
+    if request.settings.request_fields:
+        made = {**made, **request.settings.request_field_values()}
+    made = _shared(request, made)
+    if memo is not None:
+        memo.per_context["merged"] = (head, request.settings, made)
+    return made

@@ -27,14 +27,12 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from itertools import compress, count, repeat
 from operator import attrgetter, is_not
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from ctxkit.history.working import Call, Working
 from ctxkit.translate.itemmemo import runs
 
 T = TypeVar("T")
-K = TypeVar("K")
-V = TypeVar("V")
 
 
 class Fragment:
@@ -52,50 +50,34 @@ class Fragment:
         self.fragment: Any = None
 
 
-class _Recent(Generic[K, V]):
-    """A map that forgets: what was not asked for during the last two generations, each about a
-    window's worth of additions (so the memo holds a few windows, never the history)."""
+class _Fragments:
+    """Fragment holders by the content of the message they were made for (kind, text, tool
+    call id and calls: all a wire message of a message without images is made from, its
+    cacheable flag aside), so that messages of equal content share one translator fragment.
+    It forgets what was not asked for during the last two generations, each about a window's
+    worth of additions (so the memo holds a few windows, never the history)."""
 
     __slots__ = ("_new", "_old", "limit")
 
     def __init__(self) -> None:
-        self._new: dict[K, V] = {}
-        self._old: dict[K, V] = {}
+        self._new: dict[tuple[Any, ...], tuple[tuple[Call, ...], Fragment]] = {}
+        self._old: dict[tuple[Any, ...], tuple[tuple[Call, ...], Fragment]] = {}
         self.limit = 256
-
-    def get(self, key: K) -> V | None:
-        found = self._new.get(key)
-        if found is None:
-            found = self._old.pop(key, None)
-            if found is not None:
-                self.put(key, found)
-        return found
-
-    def put(self, key: K, value: V) -> None:
-        if len(self._new) >= self.limit:
-            self._old, self._new = self._new, {}
-        self._new[key] = value
-
-
-class _Fragments:
-    """Fragment holders by the content of the message they were made for (kind, text, tool
-    call id and calls: all a wire message of a message without images is made from, its
-    cacheable flag aside), so that messages of equal content share one translator fragment."""
-
-    __slots__ = ("recent",)
-
-    def __init__(self) -> None:
-        self.recent: _Recent[tuple[Any, ...], tuple[tuple[Call, ...], Fragment]] = _Recent()
 
     def get(self, w: Working) -> Fragment:
         calls = w.tool_calls
         key = (w.kind, w.text, w.tool_call_id, *map(_ID, calls)) if calls else (w.kind, w.text, w.tool_call_id)
-        found = self.recent.get(key)
+        found = self._new.get(key)
         if found is not None and same_calls(found[0], calls):  # equal arguments too
             return found[1]
-        made = Fragment()
-        self.recent.put(key, (calls, made))
-        return made
+        if found is None:
+            found = self._old.pop(key, None)  # asked for again: kept another generation
+        if found is None or not same_calls(found[0], calls):
+            found = (calls, Fragment())
+        if len(self._new) >= self.limit:
+            self._old, self._new = self._new, {}
+        self._new[key] = found
+        return found[1]
 
 
 def same_calls(a: tuple[Call, ...], b: tuple[Call, ...]) -> bool:
@@ -168,16 +150,15 @@ class TranslationMemo:
             self.repeated, self.format, self.per_context = 0, None, {}
         old = self.window
         self._size = len(messages)
-        self._fragments.recent.limit = len(messages) + 256
+        self._fragments.limit = len(messages) + 256
         # a run extends while the messages are equal (one rebuilt per request, such as an
         # in-flight one, is equal without being the same object; a message not found is made afresh)
         self.runs = runs(messages, old, _common)
-        self.fresh = self._uncarried()
-        self.left = left = self._left(old)
-        self.entered = entered = [messages[p] for p in self.fresh]
+        self.fresh, self.entered, self.left = self._between(messages, old)
+        entered, left = self.entered, self.left
         self._rename(messages, entered, left)
         self._count_answers(entered, left)
-        if self.imaged or any(w.images for w in entered):
+        if self.imaged or any(map(_IMAGES, entered)):
             self.imaged = self._marked(self.imaged, messages, lambda w: bool(w.images))
         self._forget(messages)
         self._prefix = self._cacheable(messages)
@@ -239,21 +220,38 @@ class TranslationMemo:
                     at += 1
         return at
 
-    def _left(self, old: list[Working]) -> list[Working]:
-        """The last window's messages that are in no run of this one."""
-        out: list[Working] = []
-        at = 0
-        for start, end in [*sorted((j, j + k) for _, j, k in self.runs), (len(old), len(old))]:
-            out += old[at:start]
-            at = max(at, end)
-        return out
+    def _between(self, messages: list[Working], old: list[Working]) -> tuple[list[int], list[Working], list[Working]]:
+        """Outside the runs (in order of both lists): the positions of this window in no run
+        (`fresh`), their messages (`entered`) and the last window's messages in no run (`left`)."""
+        fresh: list[int] = []
+        entered: list[Working] = []
+        left: list[Working] = []
+        at = back = 0
+        for i, j, k in self.runs:
+            if at < i:
+                fresh += range(at, i)
+                entered += messages[at:i]
+            if back < j:
+                left += old[back:j]
+            at, back = i + k, j + k
+        fresh += range(at, len(messages))
+        entered += messages[at:]
+        left += old[back:]
+        return fresh, entered, left
 
     def _rename(self, messages: list[Working], entered: list[Working], left: list[Working]) -> None:
         """`names` and `renamed` from the calls that entered and left the window. An id held by
         more than one call, before or after, makes the names again from the whole window (the
         latest call with that id gives its name)."""
         counts, names = self._calls, self.names
-        touched = {c.id for w in (*entered, *left) for c in w.tool_calls}
+        gone = [(c.id, c.name) for w in left if w.tool_calls for c in w.tool_calls]
+        came = [(c.id, c.name) for w in entered if w.tool_calls for c in w.tool_calls]
+        if gone == came and not self.repeated:
+            # no call, or the very calls that left came back (an in-flight message's stored copy):
+            # every id is held by one call, before and after, under the same name
+            self.renamed = set()
+            return
+        touched = {i for i, _ in (*gone, *came)}
         if not touched:
             self.renamed = set()
             return
@@ -293,32 +291,20 @@ class TranslationMemo:
         out += [None] * (self._size - at)
         return out
 
-    def _uncarried(self) -> list[int]:
-        out: list[int] = []
-        at = 0
-        for i, _, k in self.runs:
-            out += range(at, i)
-            at = i + k
-        out += range(at, self._size)
-        return out
-
-    def wire(self, w: Working) -> Any:
-        """The wire message made for a message without images that is in no run (`fresh`): for
-        the message itself (the same object, or one equal to it), kept while it is in the window
-        and a while after it left; None when there is none (`made` keeps the one made then)."""
+    def plain(self, w: Working, make: Callable[[Working], Any]) -> Any:
+        """The wire message of a message without images in no run: the one made for the message
+        itself (the same object, or one equal to it), kept while it is in the window and a while
+        after; else `make(w)`, kept, its `entry` the `Fragment` it shares with a recent message of
+        the same content (its key and cacheable flag aside: no translator reads them, only the
+        wire message, R-TR-8's prefix): an in-flight message stored under its own key, a rebuilt
+        system text or reminder, the history's cacheable copy of a question."""
         found = self._entries.get(w.key)
         if found is not None and (found[0] is w or _equal(found[0], w)):
             return found[1]
-        return None
-
-    def made(self, w: Working, wire: Any) -> Fragment:
-        """`wire`, made for `w`, kept for the messages equal to `w`; the `Fragment` it shares
-        with an earlier message of the same content (its key and cacheable flag aside: no
-        translator reads them, only the wire message, R-TR-8's prefix): an in-flight message
-        stored under its own key, a rebuilt system text or reminder, the history's cacheable copy
-        of a question."""
+        wire = make(w)
         self._entries[w.key] = (w, wire)
-        return self._fragments.get(w)
+        wire.entry = self._fragments.get(w)
+        return wire
 
     def keep(self, wires: list[Any]) -> None:
         """The wire messages of this request's window, for the next one."""
@@ -352,7 +338,7 @@ def per_context(memo: TranslationMemo | None, name: str, make: Callable[[], T]) 
     return found
 
 
-_CALL_ID, _KEY, _ID = attrgetter("tool_call_id"), attrgetter("key"), attrgetter("id")
+_CALL_ID, _KEY, _ID, _IMAGES = attrgetter("tool_call_id"), attrgetter("key"), attrgetter("id"), attrgetter("images")
 
 
 def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most: int) -> int:
@@ -361,28 +347,30 @@ def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most
     is compared once, not once per halving (a rebuilt message is equal without being the same
     object, so a comparison that is not by identity costs a call of `Working.__eq__`). A run
     mostly ends just before `most` (the question, rebuilt in-flight messages): all but the last
-    `_TAIL` are compared first, one pass over a long window instead of two."""
+    `_TAIL` are compared first, one pass over a long window instead of two, and the tail one by
+    one (each message compared once, by key first)."""
     if most <= 2:
         return 1 if most == 2 and _differ(new[i + 1], old[j + 1]) else most
     if _differ(new[i + 1], old[j + 1]):
         return 1
-    lo, hi = 2, most  # new[i:i+lo] matches; new[i:i+hi] does not (for hi == most: not known yet)
-    cut = most - _TAIL
-    if cut > lo:
-        if new[i + lo : i + cut] == old[j + lo : j + cut]:
-            lo = cut
-        else:
-            hi = cut
-    if hi == most and new[i + lo : i + most] == old[j + lo : j + most]:
-        return most
-    while hi - lo > 1:
-        if _differ(new[i + lo], old[j + lo]):
+    lo, hi = 2, most - _TAIL  # new[i:i+lo] matches; new[i:i+hi] does not (when hi < most - _TAIL)
+    if hi > lo and new[i + lo : i + hi] == old[j + lo : j + hi]:
+        lo = hi
+    elif hi > lo:
+        while hi - lo > 1:
+            if _differ(new[i + lo], old[j + lo]):
+                return lo
+            mid = (lo + hi) // 2
+            if new[i + lo : i + mid] == old[j + lo : j + mid]:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+    while lo < most:  # the tail: the next message that is not the very same one (found in C) compared
+        lo = next(compress(count(lo), map(is_not, new[i + lo : i + most], old[j + lo : j + most])), most)
+        if lo == most or _differ(new[i + lo], old[j + lo]):
             return lo
-        mid = (lo + hi) // 2
-        if new[i + lo : i + mid] == old[j + lo : j + mid]:
-            lo = mid
-        else:
-            hi = mid
+        lo += 1
     return lo
 
 
@@ -390,11 +378,16 @@ _TAIL = 8  # how many messages before a run's longest end `_common` looks at las
 
 
 def _differ(a: Working, b: Working) -> bool:
-    return a is not b and a != b
+    """`a != b`: the very same object first, then the keys (`Working.__eq__` compares every field,
+    the key among them, building a tuple of each message's fields)."""
+    return a is not b and (a.key != b.key or a != b)
 
 
 def _equal(a: Working, b: Working) -> bool:
-    """`a == b`, told apart by their call ids first (without writing their arguments as JSON)."""
+    """`a == b`, told apart by their texts and call ids first (without building each one's
+    fields, or writing their arguments as JSON)."""
+    if a.text is not b.text and a.text != b.text:  # a system text, a tool result of the same key
+        return False
     if a.tool_calls is not b.tool_calls and [c.id for c in a.tool_calls] != [c.id for c in b.tool_calls]:
         return False
     return a == b

@@ -101,11 +101,24 @@ def translate(a: TranslationInput, prepared: Prepared) -> Translated:
                 f"model {a.model!r} takes no system message: the system text is sent as the first user message",
                 rule="R-TR-1",
             )
+    return Translated.emitted(_head(a, tools(a)), sent_messages(a, prepared, message), fill)
+
+
+def _head(a: TranslationInput, defs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The body's fields besides the messages; a replay's calls share the dict while the model and
+    the definitions stay (`translate._head` then shares the request's head too)."""
+    memo = a.memo
+    found: tuple[str, list[dict[str, Any]], dict[str, Any]] | None = (
+        memo.per_context.get("head:openai") if memo is not None else None
+    )
+    if found is not None and found[0] == a.model and found[1] is defs:
+        return found[2]
     head: dict[str, Any] = {"model": a.model, "messages": MESSAGES}
-    defs = tools(a)
     if defs:
         head["tools"] = defs
-    return Translated.emitted(head, sent_messages(a, prepared, message), fill)
+    if memo is not None:
+        memo.per_context["head:openai"] = (a.model, defs, head)
+    return head
 
 
 def fill(messages: tuple[Sent, ...]) -> dict[str, Any]:
