@@ -102,3 +102,53 @@ def test_r_rpl_9_a_kept_call_reads_as_its_view(
     monkeypatch.setattr(breaks.MappedCall, "trimmed", trimmed)
     driver.replay(load_fixture(str(path)), Options(provider=provider, max_input_tokens=window))
     assert checked[0] > 0
+
+
+def _as_kept(call: Any, start: int, length: int) -> list[str]:
+    """Each item from `start` on as a break reads it (key, tokens, role, breakpoint, source), as
+    text (an earlier call keeps no item's run)."""
+    return [repr((tuple(call.item(n))[:4], call.source_at(n))) for n in range(start, length)]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
+@pytest.mark.parametrize("limit", [None, 40])
+def test_r_rpl_9_kept_calls_read_the_same_after_every_later_call(
+    provider: str, limit: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The oracle of the shared logs (`earlier.Sides`): every earlier call kept, and every trimmed
+    copy of it, read back once the replay is over (after every later call appended its codes to
+    the logs, copied pieces again and, with a small `LOG_LIMIT`, started new tables) gives each
+    kept item's key, tokens, role, breakpoint and source as the call's own view gave them."""
+    from ctxkit.replay import earlier
+
+    if limit is not None:
+        monkeypatch.setattr(earlier, "LOG_LIMIT", limit)
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(bench_history(160)), encoding="utf-8")
+    made = breaks.MappedCall.trimmed, breaks.Earlier.trimmed
+    kept: list[tuple[Any, list[str]]] = []
+
+    def from_view(self: breaks.MappedCall, start: int, sides: breaks.Sides) -> Any:
+        out = made[0](self, start, sides)
+        if out is not None:
+            expected = [
+                repr(((str(self.keys[n]), *tuple(self.item(n))[1:4]), self.source_at(n)))  # type: ignore[arg-type]
+                for n in range(start, len(self.keys))
+            ]
+            kept.append((out, expected))
+        return out
+
+    def from_kept(self: breaks.Earlier, start: int, sides: breaks.Sides) -> Any:
+        out = made[1](self, start, sides)
+        if out is not None and out is not self:
+            kept.append((out, _as_kept(self, out.start, out.length)))  # read before any later call
+        return out
+
+    monkeypatch.setattr(breaks.MappedCall, "trimmed", from_view)
+    monkeypatch.setattr(breaks.Earlier, "trimmed", from_kept)
+    for window in (3000, None):
+        kept.clear()
+        driver.replay(load_fixture(str(path)), Options(provider=provider, max_input_tokens=window))
+        assert len(kept) > 20
+        for out, expected in kept:
+            assert _as_kept(out, out.start, out.length) == expected, (provider, window)

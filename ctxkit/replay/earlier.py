@@ -1,26 +1,25 @@
 """What later calls keep of a replayed call, for breaking against it (R-RPL-6, R-RPL-9).
 
-Input: a call's `MappedCall` (its items mapped back to their working messages) once a later call
-has overtaken its first items (`cache.Cache.overtaken`). Output: `Earlier`, from the first item
-not overtaken on, each item's key and the number of its side (tokens, role, breakpoint, the
-working message behind it) in `Sides`, a table of each distinct side kept once; `Source`, the
-working message behind a payload message as a break shows it.
+Input: a call's `MappedCall` once a later call has overtaken its first items. Output: `Earlier`,
+from the first item not overtaken on, each item's key and its side's code (tokens, role,
+breakpoint, working message: `Table`), read from pieces of logs shared by the calls that keep the
+same items (`Sides`); `Source`, the working message behind a payload message as a break shows it.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import attrgetter, itemgetter
+from itertools import compress, count, repeat
+from operator import attrgetter, itemgetter, lshift, or_
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxkit.history.working import Kind, Origin, Segment
 from ctxkit.replay.cache import Keys
-from ctxkit.replay.prefix import common_prefix, each, runs
-from ctxkit.translate.itemmemo import Run
+from ctxkit.replay.prefix import each, runs
+from ctxkit.translate.itemmemo import Run, common_run
 from ctxkit.translate.items import Item
 
 if TYPE_CHECKING:
@@ -41,15 +40,13 @@ class Source:
 
     @staticmethod
     def of(side: tuple[Any, ...], segment: Segment | None) -> Source | None:
-        """The source of a working message's side (`W_SIDE`: key, kind, origin, file id,
-        stored id, placeholder) in `segment`; None for the pad (no working message)."""
+        """The source of a working message's side (`W_SIDE`) in `segment`; None for the pad."""
         key, kind, origin, file_id, source_id, placeholder = side
         if key is None:
             return None
         stored = source_id if origin in STORED else None
-        return Source(
-            key, kind, origin, file_id or source_id, stored, str(segment) if segment is not None else None, placeholder
-        )
+        name = None if segment is None else _SEGMENT_NAMES.get(segment) or str(segment)  # one string per segment
+        return Source(key, kind, origin, file_id or source_id, stored, name, placeholder)
 
 
 class CallContext(NamedTuple):
@@ -62,32 +59,174 @@ class CallContext(NamedTuple):
     settings: tuple[tuple[str, str], ...]
 
 
-class Sides:
-    """Each distinct (tokens, role, breakpoint, source) of the items kept for later calls, once:
-    an earlier call keeps one number per item instead of its assembled list (R-RPL-9)."""
+class Table:
+    """Sides kept for later calls: each distinct part once (a working message's `W_SIDE`; an item's
+    (tokens, role, breakpoint) and segment), a side's code its two parts' numbers in one int (no
+    object per side; `table[code]` is the `Side`), and two logs of codes that kept views hold
+    pieces of (`Kept`): history's go to `log`, the others' (system prompt, question, turn,
+    reminder: they change from call to call) to `tail`, so the history a window shares with the
+    next call's ends where `log` ends. A position in `tail` is `TAIL` plus its place."""
+
+    __slots__ = ("_items", "_messages", "log", "tail")
 
     def __init__(self) -> None:
-        self.table: list[Side] = []  # each side as numbered: its Source is made when a break reads it
-        self._ids: dict[Side, int] = {}
+        self.log: array[int] = array("q")  # appended to only
+        self.tail: array[int] = array("q")
+        self._messages: _Parts = ({}, [])
+        self._items: _Parts = ({}, [])
+
+    def __getitem__(self, code: int) -> Side:
+        item, segment = self._items[1][code & _ITEM_MAX]
+        return (item, self._messages[1][code >> _MESSAGE_SHIFT], segment)
+
+    def codes(self, items: Sequence[Item], ws: Sequence[Any], segments: Sequence[Segment | None]) -> list[int]:
+        """The codes of `items` on working messages `ws` in `segments`, their parts looked up in C."""
+        parts = list(map(W_SIDE, ws))
+        messages = list(map(self._messages[0].get, parts))
+        if None in messages:
+            _number(self._messages, parts, messages, _MESSAGE_MAX)
+        parts = list(zip(map(_ITEM_SIDE, items), segments, strict=True))
+        its = list(map(self._items[0].get, parts))
+        if None in its:
+            _number(self._items, parts, its, _ITEM_MAX)
+        return list(map(or_, map(lshift, messages, repeat(_MESSAGE_SHIFT)), its))
+
+    def read(self, a: int, n: int) -> array[int]:
+        return self.log[a : a + n] if a < TAIL else self.tail[a - TAIL : a - TAIL + n]
+
+
+_Parts = tuple[dict[Any, int], list[Any]]  # each part's number, and the parts by number
+_MESSAGE_SHIFT, _ITEM_MAX, _MESSAGE_MAX = 32, (1 << 32) - 1, (1 << 31) - 1  # a code: message part, item part
+TAIL = 1 << 48  # positions from here on are places in a table's `tail`
+
+
+def _number(parts: _Parts, values: Sequence[Any], found: list[int | None], most: int) -> None:
+    """Each value's number in `parts` where `found` has None: a value not seen before numbered."""
+    ids, table = parts
+    for n in each(found, None):
+        got = ids.get(values[n])
+        if got is None:  # not even earlier in this list
+            got = ids[values[n]] = len(table)
+            if got > most:
+                raise AssertionError(f"more than {most} distinct side parts")
+            table.append(values[n])
+        found[n] = got
+
+
+class Kept:
+    """A view's side codes from item `base` on: pieces (position, length, ...) of a table's logs."""
+
+    __slots__ = ("base", "pieces", "table")
+
+    def __init__(self, table: Table, base: int, pieces: array[int]) -> None:
+        self.table, self.base, self.pieces = table, base, pieces
+
+    def __iter__(self) -> Iterator[int]:
+        for t in range(0, len(self.pieces), 2):
+            yield from self.table.read(self.pieces[t], self.pieces[t + 1])
+
+    @staticmethod
+    def code(table: Table, pieces: array[int], n: int) -> int:
+        for t in range(0, len(pieces), 2):
+            if n < pieces[t + 1]:
+                return table.read(pieces[t] + n, 1)[0]
+            n -= pieces[t + 1]
+        raise IndexError("beyond the kept items")
+
+
+class _Pieces:
+    """A view's codes being built: a run of the last view's codes takes its pieces (cut), new
+    codes are appended to a log; a piece that ends where its log ends goes on with them."""
+
+    __slots__ = ("p", "table")
+
+    def __init__(self, table: Table) -> None:
+        self.table, self.p = table, list[int]()  # each piece's position and length, one after the other
+
+    def take(self, last: _Pieces, j: int, k: int) -> None:
+        """The last view's codes `j` to `j + k` (k > 0), as its pieces cut."""
+        p, theirs, pos = self.p, last.p, 0
+        for t in range(0, len(theirs), 2):
+            end = pos + theirs[t + 1]
+            if j < end:
+                m, a = min(end - j, k), theirs[t] + j - pos
+                if p and p[-2] + p[-1] == a:
+                    p[-1] += m
+                else:
+                    p += (a, m)
+                k -= m
+                if not k:
+                    return
+                j += m
+            pos = end
+        raise AssertionError("a run beyond the last view's codes")
+
+    def add(self, codes: list[int], segments: Sequence[Segment | None], end: bool) -> None:
+        """New codes, of items in `segments`: after the view's last run (`end`: where a window grows)
+        the leading history's go to `log`, the rest to `tail`. A short last piece of the same log
+        that the log went on past is appended again first: a view's end stays one piece."""
+        cut = next(compress(count(), map(_HISTORY.isdisjoint, zip(segments))), len(codes)) if end else 0
+        for chunk, history in ((codes[:cut], True), (codes[cut:], False)):
+            if not chunk:
+                continue
+            p, (log, base) = self.p, (self.table.log, 0) if history else (self.table.tail, TAIL)
+            at, n = base + len(log), len(chunk)
+            if p and p[-2] + p[-1] != at and p[-1] <= _SHORT and (p[-2] >= TAIL) != history:
+                n += p.pop()  # appended again, before the new codes
+                a = p.pop() - base
+                log.extend(log[a : a + n - len(chunk)])
+            if p and p[-2] + p[-1] == at:
+                p[-1] += n
+            else:
+                p += (at, n)
+            log.extend(chunk)
+
+    def kept(self, start: int, cut: int) -> Kept:
+        """The codes from `cut` on, as a `Kept` of the items from `start` on (over `_MOST` pieces: one)."""
+        p, log = self.p, self.table.log
+        if len(p) > 2 * _MOST:
+            codes = [c for t in range(0, len(p), 2) for c in self.table.read(p[t], p[t + 1])]
+            p[:] = (len(log), len(codes))
+            log.extend(codes)
+        t = 0
+        while cut and t < len(p):
+            if cut < p[t + 1]:
+                return Kept(self.table, start, array("q", [p[t] + cut, p[t + 1] - cut, *p[t + 2 :]]))
+            cut -= p[t + 1]
+            t += 2
+        return Kept(self.table, start, array("q", p[t:]))  # made at its size: kept as long as the call
+
+
+_SHORT, _MOST = 16, 6  # a last piece this short is appended again; more pieces are copied as one
+LOG_LIMIT = 1 << 17  # codes a table's logs hold before the next view starts a new table
+_HISTORY = frozenset({Segment.HISTORY})  # the segment whose codes go to a table's `log`
+
+
+class Sides:
+    """What later calls keep of earlier calls' items (R-RPL-9): each side a code in a `Table`, each
+    kept view's codes pieces of its logs (`Kept`): consecutive windows share most of their items,
+    shifted, so a view adds only what the last did not hold. Past `LOG_LIMIT` codes, a new table
+    (the old one goes with the last call kept from it)."""
+
+    _last: tuple[_Placed, _Pieces]  # the last view numbered
+    _whole_last: tuple[MappedCall | None, _Pieces, _Plain | None]  # the last plain view numbered
+
+    def __init__(self) -> None:
         self._texts: dict[str, str] = {}
-        self._items: dict[ItemSide, ItemSide] = {}  # see `_kept`
-        self._last: tuple[_Placed, array[int]] = (_Placed((), [], []), array("i"))  # the last view numbered
-        self._whole_last: tuple[MappedCall | None, array[int]] = (None, array("i"))  # the last plain view, whole
+        self._renew()
 
     def text(self, text: str | None) -> str | None:
         """One string object for equal texts (the system prompt, equal on most calls)."""
         return None if text is None else self._texts.setdefault(text, text)
 
-    def numbers(self, view: MappedCall, start: int) -> array[int]:
-        """The numbers of the view's items from `start` on. A run of the items the last view
-        numbered (equal items), on equal working messages in the same segments, takes that
-        view's numbers as one slice; the others' sides are built and looked up in C, and only a
-        side not seen before is numbered one by one. A plain view (`Prompt.plain`: item n sits on
-        assembled message n - lead) is numbered whole against the last plain view, its runs
-        checked by comparing slices of the two assembled lists, so no column of the window is
-        built (R-RPL-9)."""
+    def numbers(self, view: MappedCall, start: int) -> Kept:
+        """The side codes of the view's items from `start` on: a run of the last view's items on equal
+        working messages in the same segments takes its pieces, the others are coded in C. A plain
+        view (`Prompt.plain`) is numbered whole, its runs checked on its assembled list's slices."""
+        if len(self.table.log) + len(self.table.tail) > LOG_LIMIT:
+            self._renew()
         if view.items.plain():
-            return self._whole(view)[start:]
+            return self._whole(view).kept(start, start)
         items, m = view.items.items[start:], len(view.messages)
         at = view.items.origins()[start:]  # -1 (no working message) reads the pad, after the list
         limit = min(m, view.items.placed)
@@ -96,62 +235,47 @@ class Sides:
         ws, segments = [*view.messages, _PAD], [*view.segment_of, None]
         mine = _Placed(items, list(map(ws.__getitem__, at)), list(map(segments.__getitem__, at)))
         before, lent = self._last
-        found, done = array("i"), 0
+        found, done = _Pieces(self.table), 0
         for i, j, k in [*runs(items, before.items), (len(items), 0, 0)]:
             if k:  # the run goes on while its items sit on equal messages, in the same segments
-                k = min(
-                    common_prefix(mine.ws[i : i + k], before.ws[j : j + k]),
-                    common_prefix(mine.segments[i : i + k], before.segments[j : j + k]),
-                )
+                same = common_run(mine.ws, i, before.ws, j, k)
+                k = min(same, common_run(mine.segments, i, before.segments, j, k))
             if done < i:
-                found += self._looked(mine.items[done:i], mine.ws[done:i], mine.segments[done:i])
-            found += lent[j : j + k]
+                got = mine.segments[done:i]
+                found.add(self.table.codes(mine.items[done:i], mine.ws[done:i], got), got, i == len(items))
+            if k:
+                found.take(lent, j, k)
             done = i + k
         self._last = (mine, found)
-        return found
+        return found.kept(start, 0)
 
-    def _whole(self, view: MappedCall) -> array[int]:
-        """The numbers of every item of a plain view, the runs it shares with the last plain
-        view numbered taken from that view's numbers."""
+    def _whole(self, view: MappedCall) -> _Pieces:
+        """The codes of every item of a plain view, its runs of the last plain view's from its pieces."""
         items, here = view.items.items, _Plain.of(view)
-        last, lent = self._whole_last
-        there = _Plain.of(last) if last is not None else None
-        found, done = array("i"), 0
-        shared: Sequence[Run] = ()
-        if last is not None:  # the runs the call's columns found against the same items, or found now
-            made = view.columns
-            shared = (
-                made.runs if made is not None and made.before is last.items.items else runs(items, last.items.items)
-            )
+        last, lent, there = self._whole_last
+        found, done = _Pieces(self.table), 0
+        shared: Sequence[Run] = ()  # the runs the call's columns found against the same items, or found now
+        if last is not None:
+            same = view.columns is not None and view.columns.before is last.items.items
+            shared = view.columns.runs if same else runs(items, last.items.items)  # type: ignore[union-attr]
         for i, j, k in [*shared, (len(items), 0, 0)]:
             if k and there is not None:
                 k = _alike(here, i, there, j, k)
             if done < i:
-                found += self._looked(items[done:i], *here.placed(done, i))
-            found += lent[j : j + k]
+                ws, got = here.placed(done, i)
+                found.add(self.table.codes(items[done:i], ws, got), got, i == len(items))
+            if k:
+                found.take(lent, j, k)
             done = i + k
-        self._whole_last = (view, found)
+        self._whole_last = (view, found, here)
         return found
 
-    def _looked(self, items: Sequence[Item], ws: Sequence[Any], segments: Sequence[Segment | None]) -> array[int]:
-        """The numbers of `items`, on working messages `ws` in `segments`, each side looked up in C."""
-        keys: list[Side] = list(zip(map(_ITEM_SIDE, items), map(W_SIDE, ws), segments, strict=True))
-        found = list(map(self._ids.get, keys, repeat(-1)))
-        for n in each(found, -1):
-            got = self._ids.get(keys[n])
-            if got is None:  # not even earlier in this call
-                side = self._kept(keys[n])
-                got = self._ids[side] = len(self.table)
-                self.table.append(side)
-            found[n] = got
-        return array("i", found)
-
-    def _kept(self, side: Side) -> Side:
-        """A new side as the table keeps it: its item's part one object for equal values (most
-        items share their tokens, role and breakpoint with an earlier one; a message's part is
-        mostly its own, so it is kept as made)."""
-        item, message, segment = side
-        return (self._items.setdefault(item, item), message, segment)
+    def _renew(self) -> None:
+        """A new table (`table[code]`: a side): the next views number all their items in it."""
+        self.table = Table()
+        empty = _Pieces(self.table)
+        self._last = (_Placed((), [], []), empty)
+        self._whole_last = (None, empty, None)
 
 
 class _Plain(NamedTuple):
@@ -190,10 +314,8 @@ def _alike(new: _Plain, i: int, old: _Plain, j: int, k: int) -> int:
     a, b = i + t - new.lead, j + t - old.lead
     most = min(k - t, new.limit - a, old.limit - b)
     if most > 0:
-        same = min(
-            common_prefix(new.messages[a : a + most], old.messages[b : b + most]),
-            common_prefix(new.segments[a : a + most], old.segments[b : b + most]),
-        )
+        same = common_run(new.messages, a, old.messages, b, most)
+        same = min(same, common_run(new.segments, a, old.segments, b, most))
         if same < most:
             return t + same
         t, a, b = t + most, a + most, b + most
@@ -213,6 +335,8 @@ class _Placed(NamedTuple):
 _PAD = SimpleNamespace(key=None, kind=None, origin=None, file_id=None, source_id=None, placeholder=None)  # no message
 _ITEM_SIDE = itemgetter(1, 2, 3)  # an Item's tokens, role, breakpoint
 W_SIDE = attrgetter("key", "kind", "origin", "file_id", "source_id", "placeholder")
+_CALL = attrgetter(*CallContext._fields)  # an Earlier's call context, as a tuple
+_SEGMENT_NAMES: dict[object, str] = {s: str(s) for s in Segment}
 STORED = frozenset({Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER})
 # an item's side: its (tokens, role, breakpoint), its working message's `W_SIDE` and segment
 ItemSide = tuple[int, str | None, bool]
@@ -221,50 +345,27 @@ Side = tuple[ItemSide, tuple[Any, ...], Segment | None]
 
 class Earlier:
     """An earlier call as later calls keep it (R-RPL-9): from item `start` on, each item's key and
-    the number of its (tokens, role, breakpoint, source) in `Sides`.
+    its side's code, read from the pieces its view kept (`Kept`, shared with its trimmed copies).
+    Items before `start` were overtaken (`cache.Cache.overtaken`): a later call sharing them shares
+    them with a later call too, its best candidate there. A conversation that grows keeps of each
+    call its last few items (its reminder); one that truncates, its window until the TTL ends."""
 
-    Items before `start` were overtaken (`cache.Cache.overtaken`): a later call that shares them
-    shares them with a later call too, whose prompt is then its best candidate there, so this one
-    can only be broken against at `start` or beyond. A conversation that grows keeps of each
-    earlier call its last few items (its reminder); one that truncates keeps a key and a number
-    per item of the window until the TTL ends."""
-
-    __slots__ = (
-        "_call",
-        "_offset",
-        "_sides",
-        "_table",
-        "date",
-        "keys",
-        "length",
-        "model",
-        "settings",
-        "start",
-        "system",
-        "user",
-    )
+    __slots__ = ("_base", "_offset", "_pieces", "_table", "keys", "length", "start", *CallContext._fields)
 
     def __init__(
-        self,
-        start: int,
-        length: int,
-        keys: Keys,
-        offset: int,
-        sides: array[int],
-        table: list[Side],
-        call: CallContext,
+        self, start: int, length: int, keys: Keys, offset: int, kept: Kept, _: Table, call: tuple[Any, ...]
     ) -> None:
         self.start, self.length = start, length
         self.keys, self._offset = keys, offset  # item n's key is keys[n - start + offset]
-        self._sides, self._table, self._call = sides, table, call
-        self.user, self.system, self.date, self.model, self.settings = call
+        self._table, self._base, self._pieces = kept.table, kept.base, kept.pieces  # (the table given is the Kept's)
+        self.user, self.system, self.date, self.model, self.settings = call  # kept as slots, not the tuple
 
     def _side(self, n: int) -> Side | None:
         if n >= self.length:
             return None
         if n < self.start:
             raise AssertionError(f"item {n} of an earlier call was overtaken (kept from {self.start})")
-        return self._table[self._sides[n - self.start]]
+        return self._table[Kept.code(self._table, self._pieces, n - self._base)]  # the base kept when trimmed
 
     def item(self, n: int) -> Item | None:
         side = self._side(n)
@@ -284,6 +385,7 @@ class Earlier:
         return Source.of(side[1], side[2]) if side is not None else None
 
     def trimmed(self, start: int, sides: Sides) -> Earlier | None:
+        """Kept from `start` on: the same pieces (read from their base), keys sliced if few are left."""
         if start >= self.length:
             return None
         cut = max(start - self.start, 0)
@@ -293,5 +395,5 @@ class Earlier:
         left = self.length - start
         if 2 * left <= len(keys):  # little of the shared keys is still needed: keep only that
             keys, offset = keys[offset : offset + left], 0
-        numbers = self._sides[cut:]
-        return Earlier(start, self.length, keys, offset, numbers, self._table, self._call)
+        kept = Kept(self._table, self._base, self._pieces)
+        return Earlier(start, self.length, keys, offset, kept, self._table, _CALL(self))
