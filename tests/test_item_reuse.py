@@ -96,3 +96,78 @@ def test_r_rpl_9_moved_runs_take_the_very_messages_then_their_parts_lists() -> N
     assert ItemMemo()._moved(new, 1, 3, old, 2, 4) == [(1, 2, 1), (2, 3, 1)]
     # c framed otherwise: not its items; the new message is in no run
     assert ItemMemo()._moved([old[1], _sent(c, 9), fresh], 0, 3, old, 0, 4) == [(0, 1, 1)]
+
+
+SESSIONS = ["replay/long_session.yaml", "replay/lookback.yaml", "replay/taubench_airline.yaml"]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
+@pytest.mark.parametrize("fixture", SESSIONS)
+def test_r_rpl_9_the_kept_definitions_item_equals_the_one_made_afresh(
+    provider: str, fixture: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The item memo gives the last request's definitions item again while the body's other fields,
+    the first message's item, the rules and the tokenizer stay (`ItemMemo.preamble`): on every
+    replayed call it equals the one made from that call's body."""
+    from ctxkit.replay import driver
+    from ctxkit.translate import items as items_module
+    from ctxkit.translate.itemmemo import ItemMemo
+
+    kept = ItemMemo.preamble
+    checked: list[bool] = []
+
+    def compared(self: ItemMemo, payload: Any, first: Any, rules: Any, meter: Any, make: Any) -> Any:
+        given = kept(self, payload, first, rules, meter, make)
+        fresh = items_module._preamble(payload, payload.messages, items_module._rules(payload, meter), meter)
+        assert repr(given) == repr(fresh)
+        checked.append(given is not None)
+        return given
+
+    monkeypatch.setattr(ItemMemo, "preamble", compared)
+    path = Path(__file__).resolve().parent.parent / "fixtures" / fixture
+    driver.replay(load_fixture(str(path)), Options(provider=provider))
+    assert checked
+    if provider == "anthropic" or fixture != "replay/taubench_airline.yaml":
+        assert any(checked)  # a definitions item was kept and compared
+
+
+def test_r_rpl_9_the_definitions_item_is_made_again_when_what_it_reads_changes() -> None:
+    """`ItemMemo.preamble` makes the item again for another head dict, a value replaced in it, a
+    name added, another first message's item, other rules or another tokenizer; else it keeps it."""
+    from types import SimpleNamespace
+
+    from ctxkit.translate.itemmemo import ItemMemo
+
+    memo, made = ItemMemo(), []
+    tools: list[Any] = [{"type": "function"}]
+    rules: Any = object()
+    other_rules: Any = object()
+
+    def make(payload: Any, messages: Any, rules: Any, meter: Any) -> Any:
+        made.append(payload)
+        return ("item", len(made))
+
+    head = {"model": "m", "tools": tools}
+    system = {"role": "system", "content": "s"}
+    meter = SimpleNamespace(tokenizer="t")
+    call: Any = SimpleNamespace(provider="openai", head=head, messages=())
+    steps: list[tuple[Any, Any, Any, Any, bool]] = [
+        (call, system, rules, meter, True),  # the first
+        (call, system, rules, meter, False),  # all the same
+        (SimpleNamespace(provider="openai", head=head, messages=()), system, rules, meter, False),  # another payload
+        (call, {"role": "system", "content": "s"}, rules, meter, True),  # an equal first item, another object
+        (call, system, other_rules, meter, True),
+        (call, system, other_rules, SimpleNamespace(tokenizer="u"), True),
+        (SimpleNamespace(provider="openai", head=dict(head), messages=()), system, other_rules, meter, True),
+    ]
+    for payload, first, given_rules, given_meter, again in steps:
+        before = len(made)
+        memo.preamble(payload, first, given_rules, given_meter, make)
+        assert (len(made) > before) == again
+    memo.preamble(call, system, other_rules, meter, make)
+    for change in ({**head, "tools": [*tools]}, {**head, "tool_choice": "auto"}):
+        head.clear()
+        head.update(change)  # the same dict, changed in place
+        before = len(made)
+        memo.preamble(call, system, other_rules, meter, make)
+        assert len(made) == before + 1

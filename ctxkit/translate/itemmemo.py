@@ -50,6 +50,28 @@ class ItemMemo:
         self._last: tuple[tuple[object, ...], Sequence[Sent], tuple[Item, ...], bool, bool] | None = None
         self._renamed = False  # `carried` took a run of messages that are not the very objects by their parts
         self._rules: tuple[tuple[str, str, str], WireRules] | None = None  # see `rules`
+        self._preamble: tuple[tuple[Any, ...], Item | None] | None = None  # see `preamble`
+
+    def preamble(
+        self,
+        payload: Payload,
+        first: Any,
+        rules: WireRules,
+        meter: ItemMeter,
+        make: Callable[[Payload, Sequence[Sent], WireRules, ItemMeter], Item | None],
+    ) -> Item | None:
+        """`make(payload, payload.messages, rules, meter)`: the definitions item, made again only
+        when what it reads changes: the body's fields other than its messages (a replay's calls
+        share that dict while its values are the very same objects), the first message's item
+        (OpenAI's definitions join an opening system message), the rules or the tokenizer."""
+        head = payload.head
+        basis = (payload.provider, head, list(head), list(head.values()), first, rules, meter.tokenizer)
+        last = self._preamble
+        if last is not None and _same_basis(last[0], basis):
+            return last[1]
+        made = make(payload, payload.messages or (), rules, meter)
+        self._preamble = (basis, made)
+        return made
 
     def rules(self, provider: str, model: str, tokenizer: str) -> WireRules:
         """`counting.wire.rules_for(provider, model, tokenizer)`, made again only when one of them
@@ -147,6 +169,22 @@ class ItemMemo:
     def held(self) -> int:
         """How many distinct items the memo holds."""
         return len(self._known)
+
+
+def _same_basis(last: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    """The same provider, the very same head dict with the same names and the very same values,
+    the very same first item and rules, the same tokenizer (see `ItemMemo.preamble`)."""
+    provider, head, names, values, first, rules, tokenizer = last
+    return (
+        provider == now[0]
+        and head is now[1]
+        and names == now[2]
+        and len(values) == len(now[3])
+        and all(map(is_, values, now[3]))
+        and first is now[4]
+        and rules is now[5]
+        and tokenizer == now[6]
+    )
 
 
 def runs(new: Sequence[T], old: Sequence[T], extend: Extend[T] | None = None) -> list[Run]:

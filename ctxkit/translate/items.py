@@ -188,12 +188,13 @@ def read_items(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = No
 def _items(
     payload: Payload, messages: Sequence[Sent], meter: ItemMeter, memo: ItemMemo | None, *, reuse: bool
 ) -> Prompt:
-    out = []
     rules = _rules(payload, meter, memo)
-    head = _preamble_body(payload, messages)
-    if has_preamble(payload.provider, head):
-        tokens = preamble_tokens(rules, head, meter.text)
-        out.append(Item(_preamble_key(payload.provider, head), tokens, None))
+    if memo is not None and reuse:  # the last request's definitions item while what it reads stays
+        first = messages[0].parts[0] if messages and messages[0].parts else None
+        preamble = memo.preamble(payload, first, rules, meter, _preamble)
+    else:
+        preamble = _preamble(payload, messages, rules, meter)
+    out = [] if preamble is None else [preamble]
     lead = len(out)
     maker = _Maker(payload, messages, meter, rules, memo, reuse)
     last, runs, plain = memo.carried(payload, messages, meter, out) if memo is not None and reuse else ((), [], None)
@@ -284,6 +285,14 @@ def _one(known: tuple[Key, int], framing: int, part: Any, role: str) -> Item:
     """The item of `part` whose key and tokens (without the framing) are `known`."""
     mark, run = ("cache_control" in part, part.get("type")) if type(part) is dict else (False, None)
     return Item(known[0], known[1] + framing, role, mark, run if run in _RUNS else None)
+
+
+def _preamble(payload: Payload, messages: Sequence[Sent], rules: WireRules, meter: ItemMeter) -> Item | None:
+    """The definitions item (tools, output schema, Anthropic's tool-use prompt), None without one."""
+    head = _preamble_body(payload, messages)
+    if not has_preamble(payload.provider, head):
+        return None
+    return Item(_preamble_key(payload.provider, head), preamble_tokens(rules, head, meter.text), None)
 
 
 def _preamble_body(payload: Payload, messages: Sequence[Sent]) -> dict[str, Any]:
