@@ -15,6 +15,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from ctxkit import providers
+from ctxkit.assembly.system import format_date
 from ctxkit.history.tree import Ancestry
 from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
 from ctxkit.replay.cache import Keys
@@ -168,23 +169,25 @@ class Break:
 def view(
     result: Result, items: Prompt, keys: Keys, user: str, columns: Columns | None = None
 ) -> tuple[MappedCall, Dropped]:
-    from ctxkit.assembly.system import format_date
-
     a = result.assembly
     segment_of = placed_segments(a)
-    system = next((w.text for w in a.messages if w.kind is Kind.SYSTEM), None)
+    system = None
+    for w in a.messages:  # the system prompt: the first message, mostly
+        if w.kind is Kind.SYSTEM:
+            system = w.text
+            break
     date = format_date(a.eff.now) if a.eff.now is not None else None
-    capped = frozenset(
-        r.attached_to for r in result.payload.prepared.rows if r.fate is Fate.IMAGE_CAPPED and r.attached_to
-    )
+    rows = result.payload.prepared.rows  # image fates and fix-ups: mostly none
+    capped = frozenset(r.attached_to for r in rows if r.fate is Fate.IMAGE_CAPPED and r.attached_to) if rows else _NONE
     keyed = providers.spec(result.payload.provider).keyed_settings
     head = result.payload.head  # the body's fields but its messages: not built for a replayed call
-    settings = tuple((n, canonical(head[n])) for n in keyed if head.get(n) is not None)
+    settings = tuple((n, canonical(head[n])) for n in keyed if head.get(n) is not None) if keyed else ()
     here = MappedCall(items, keys, a.messages, segment_of, user, system, date, a.eff.model, settings, columns)
     return here, Dropped(a.fates, capped)
 
 
 _TOKENS = itemgetter(1)
+_NONE: frozenset[str] = frozenset()
 
 
 def placed_segments(a: Assembly) -> list[Segment | None]:
