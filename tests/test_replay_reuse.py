@@ -19,9 +19,10 @@ import pytest
 
 from ctxkit import pipeline
 from ctxkit.assembly import assemble, truncation
+from ctxkit.assembly.fates import Fated
 from ctxkit.errors import CtxkitError
 from ctxkit.history import convert
-from ctxkit.history.working import Call, Copier, Kind, Record, Working
+from ctxkit.history.working import Call, Copier, Fate, Kind, Record, Segment, Working
 from ctxkit.loading.config import Options, resolve
 from ctxkit.loading.domain import TurnOverrides
 from ctxkit.loading.read import load_fixture
@@ -356,14 +357,18 @@ def test_noted_pieces_describe_the_lists_they_are_given_for(generated: Path, mon
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_r_asm_4_decided_from_the_last_span_equals_afresh(seed: int) -> None:
+def test_r_asm_4_decided_from_the_window_span_equals_afresh(seed: int) -> None:
     """The fates decided one by one when only truncation decided (the start of the unit it left
-    out, then the kept run of copies), made from the last call's record, equal the record made
-    afresh, in its order: for spans that slide, grow, shrink, jump and move their split, while
-    the window grows and is cut back."""
+    out, then the kept run of copies), read off the window's arrays (`pieces.Span`), equal the
+    record made afresh, in its order, with the fates the assembly sets after (R-ASM-3's): for spans
+    that slide, grow, shrink, jump and move their split, while the window grows, is cut back and
+    forgets; a span kept in use while the window changes under it (a result a caller keeps) still
+    gives its call's record, looked up one by one and whole (the window is cut back and made
+    again with other messages at the same positions)."""
     rng = random.Random(seed)
     shared = state.State()
     made = 0
+    kept_in_use: list[tuple[Any, list[tuple[str, Any]], list[str]]] = []
     for _ in range(6):
         if shared.works and rng.random() < 0.3:
             shared._cut(rng.randrange(len(shared.works)))
@@ -385,16 +390,43 @@ def test_r_asm_4_decided_from_the_last_span_equals_afresh(seed: int) -> None:
             head, kept = shared.works[h:a], shared.copies[a:b]
             got = shared.decided(head, [], [], kept)
             want = assemble.decided(head, [], [], truncation.kept_fates(kept))
-            assert list(got.items()) == list(want.items()), (h, a, b)
-            got.clear()  # the caller's to change: the state keeps its own
-            # R-FILE-3's evictions and R-ASM-8's orphans taken out of the kept run: recorded before it
+            late = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, ())
+            got["last"] = want["last"] = late  # what the assembly adds after
+            keys = [w.key for w in shared.works] + ["last", "other"]
+            assert [repr(got.get(k)) for k in keys] == [repr(want.get(k)) for k in keys], (h, a, b)
+            if rng.random() < 0.3:  # a caller keeps the result: read after the window changed
+                kept_in_use.append((got, list(want.items()), keys))
+            else:
+                assert repr(list(got.items())) == repr(list(want.items())), (h, a, b)
+            # R-FILE-3's evictions and R-ASM-8's orphans taken out of the kept run: recorded before
+            # it; messages the window does not hold around the run (a summary, pinned files, in-turn
+            # orphans), some under the key of a window message
             out = sorted(rng.sample(range(a, b), min(b - a, rng.randrange(3))))
-            if out:
-                left = [w for j, w in enumerate(shared.copies[a:b], start=a) if j not in out]
-                evicted, orphans = [shared.works[out[0]]], [shared.works[j] for j in out[1:]]
-                got = shared.decided(head, evicted, orphans, left)
-                want = assemble.decided(head, evicted, orphans, truncation.kept_fates(left))
-                assert list(got.items()) == list(want.items()), (h, a, b, out)
+            left = [w for j, w in enumerate(shared.copies[a:b], start=a) if j not in out]
+            evicted, orphans = [shared.works[j] for j in out[:1]], [shared.works[j] for j in out[1:]]
+            made += 1
+            if rng.random() < 0.3:
+                left.insert(0, Working(f"summary{made}", Kind.ASSISTANT, "s", 1, cacheable=True))
+            if rng.random() < 0.3:
+                left.append(Working(f"pinned{made}", Kind.USER, "f", 1, notes=("n",)))
+            if rng.random() < 0.2:
+                orphans.append(Working(f"in_flight{made}", Kind.TOOL, "r", 1))
+            if rng.random() < 0.2 and n:  # another message under a window message's key
+                left.append(shared.works[rng.randrange(n)].with_(notes=("other",)))
+            heads = [head, shared.works[max(h - 1, 0) : a], [left[0]] if left and rng.random() < 0.1 else head]
+            some = rng.choice(heads)
+            got = shared.decided(some, evicted, orphans, left)
+            want = assemble.decided(some, evicted, orphans, truncation.kept_fates(left))
+            got["last"] = want["last"] = late
+            assert [repr(got.get(k)) for k in keys] == [repr(want.get(k)) for k in keys], (h, a, b, out)
+            if rng.random() < 0.3:
+                kept_in_use.append((got, list(want.items()), keys))
+            else:
+                assert repr(list(got.items())) == repr(list(want.items())), (h, a, b, out)
+    for got, want_items, keys in kept_in_use:
+        wanted = dict(want_items)
+        assert [repr(got.get(k)) for k in keys] == [repr(wanted.get(k)) for k in keys]
+        assert repr(list(got.items())) == repr(want_items)
 
 
 def test_settings_warnings_made_once_per_settings_equal_afresh(monkeypatch: pytest.MonkeyPatch) -> None:

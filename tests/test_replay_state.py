@@ -179,6 +179,9 @@ def test_r_rpl_9_the_window_forgets_by_recency_and_makes_again_what_it_reaches(
 
     seen: list[Any] = []
     driver.replay(load_fixture(str(path)), Options(max_input_tokens=window), on_call=lambda *a: seen.append(a))
+    for index, call, result in seen:  # each result kept while the window moved on, forgot and grew back
+        afresh = pipeline.run(call.fixture, call.options).assembly.fates.decided()
+        assert repr(list(result.assembly.fates.decided().items())) == repr(list(afresh.items())), index
     _, call, result = seen[-1]
     shared = result.assembly.converted
     assert shared.state.floor > 0

@@ -9,7 +9,7 @@ fates are worked out when a report asks (see `fates`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
@@ -117,8 +117,9 @@ class Incremental(Protocol):
 
     def decided(
         self, head: list[Working], evicted: list[Working], orphans: list[Working], kept: list[Working]
-    ) -> dict[str, Fated]:
-        """`decided(head, evicted, orphans, kept_fates(kept))`: a new dict, the caller's to change."""
+    ) -> MutableMapping[str, Fated]:
+        """`decided(head, evicted, orphans, kept_fates(kept))`: a new mapping, in the record's order,
+        the caller's to add to."""
         ...
 
 
@@ -167,7 +168,7 @@ class Afresh:
 
     def decided(
         self, head: list[Working], evicted: list[Working], orphans: list[Working], kept: list[Working]
-    ) -> dict[str, Fated]:
+    ) -> MutableMapping[str, Fated]:
         return decided(head, evicted, orphans, kept_fates(kept))
 
 

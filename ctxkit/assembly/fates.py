@@ -101,13 +101,15 @@ class Fates(Mapping[str, Fated]):
 
     __slots__ = ("_all", "_dropped_own", "_older", "_own")
 
-    def __init__(self, own: dict[str, Fated], older: Older, dropped_own: Sequence[Working]) -> None:
+    def __init__(self, own: Mapping[str, Fated], older: Older, dropped_own: Sequence[Working]) -> None:
         self._own, self._older, self._dropped_own = own, older, dropped_own
         self._all: dict[str, Fated] | None = None
 
     def _every(self) -> dict[str, Fated]:
         if self._all is None:
-            self._all = self._older.fates() | self._own  # oldest first, as the history runs
+            found = self._older.fates()  # oldest first, as the history runs
+            found.update(self._own.items())
+            self._all = found
         return self._all
 
     def get(self, key: str, default: Any = None) -> Any:  # without raising: replay asks per message

@@ -15,9 +15,10 @@ as new but equal objects, when a later window reaches back (`_reach`, `_refill`,
 
 from __future__ import annotations
 
+import weakref
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ctxkit.assembly.fates import Fated
@@ -28,7 +29,7 @@ from ctxkit.history.working import Fate, Kind, Working
 from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
 from ctxkit.loading.templates import Templates
 from ctxkit.replay.answers import Announcements
-from ctxkit.replay.pieces import Noted, Spans
+from ctxkit.replay.pieces import Noted, Span
 
 if TYPE_CHECKING:
     from ctxkit.replay.window import WindowConversion
@@ -50,9 +51,11 @@ class Arrays:
         self._copies: dict[str, tuple[Working, Working]] = {}  # key → (message, its cacheable copy)
         self._made: tuple[Fixture, Templates] | None = None  # what the current call converts with
         self._costs: dict[str, tuple[Working, int]] | None = None  # the shared costs by key (`Counts`)
+        self._lent: list[weakref.ref[Span]] = []  # the spans given out since the arrays last changed
         self._reset_window()
 
     def _reset_window(self) -> None:
+        self._reclaim()
         self.path: list[StoredMessage] = []  # the root path the window's arrays run over (positions: `index`)
         self.works: list[Working] = []  # the working messages of `path`, in order
         self.copies: list[Working] = []  # their cacheable copies, made with them
@@ -63,7 +66,6 @@ class Arrays:
         self.fated: list[Fated] = []  # each window message's fate when kept (`kept_fate`)
         self.truncated: list[Fated] = []  # each window message's fate when truncation leaves it out
         self._kept_as, self._truncated_as = kept_as(), SameFate(Fate.TRUNCATED, "R-ASM-4", None)  # one per notes
-        self.spans = Spans()  # the last span's fates
         self.noted = Noted()  # the last list a step gave, in pieces
         self.floor = 0  # path[:floor]'s working messages forgotten: `_GONE` in `works` and `copies`
 
@@ -133,8 +135,8 @@ class Arrays:
 
     def _cut(self, end: int) -> None:
         """The window's working messages from `end` on forgotten."""
+        self._reclaim()
         self.answers.cut(end, self.works[end:])
-        self.spans.cut(end)
         self.noted.forget()
         for w in self.works[end:]:
             del self.at[w.key]
@@ -143,6 +145,25 @@ class Arrays:
         del self.works[end:]
         del self.copies[end:]
         del self.sums[end + 1 :]
+
+    def span(self, h: int, a: int, b: int, extra: dict[str, Fated], make: Callable[[], dict[str, Fated]]) -> Span:
+        """A call's fates read off the arrays (`pieces.Span`) until they change: a span still in
+        use then takes its entries as a dict (`_reclaim`)."""
+        span = Span((self.truncated, self.fated, self.at), h, a, b, extra, make)
+        lent = self._lent
+        if lent and lent[-1]() is None:  # the last call's, gone with its result (most calls)
+            lent.pop()
+        lent.append(weakref.ref(span))
+        return span
+
+    def _reclaim(self) -> None:
+        """Before the arrays change (other than at their end): each span given out and still in
+        use (a result kept) takes its entries as a dict of its own."""
+        for ref in self._lent:
+            span = ref()
+            if span is not None:
+                span.detach()
+        self._lent.clear()
 
     # --- forgetting by recency ---------------------------------------------------------------
 
@@ -164,6 +185,7 @@ class Arrays:
     def _forget(self, k: int) -> None:
         """`path[floor:k]` forgotten: their conversions, cacheable copies and shared costs (made
         again if a later window reaches them: a branch, a window that grows)."""
+        self._reclaim()
         a, b = self.ends[self.floor], self.ends[k]
         costs, copies, at = self._costs, self._copies, self.at
         for w in self.works[a:b]:
@@ -175,7 +197,6 @@ class Arrays:
             self._done.pop(m.id, None)
         self.works[a:b] = [_GONE] * (b - a)
         self.copies[a:b] = [_GONE] * (b - a)
-        self.spans.below(b)
         self.floor = k
 
     def restore(self, k: int) -> None:
@@ -187,6 +208,7 @@ class Arrays:
         if k >= self.floor:
             return
         assert self._made is not None
+        self._reclaim()
         fixture, templates = self._made
         old, self.floor = self.floor, k
         for j in range(k, old):

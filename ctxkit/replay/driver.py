@@ -101,6 +101,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
         loop.forget(index)
         if on_call is not None:
             on_call(index, call, result)
+        del result  # gone before the next call: its record need not be kept apart from the window (`Arrays.span`)
     return loop.replay(rows)
 
 

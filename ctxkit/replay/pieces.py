@@ -4,13 +4,14 @@ by span (R-RPL-9): the window work of `replay.state.State` that reads positions,
 Input: the window's working messages (`works`), lists aligned with them (their cacheable copies,
 their fates when kept or truncated) and the lists assembly's steps give one another. Output:
 pieces `(i, n, k)` of a list (`runs`, or the ones a step noted: `Noted`), and the fates of a span
-of the window (`Spans`), each made from the last call's instead of walking the window.
+of the window (`Span`), read off the window's arrays by position instead of walking the window.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, ItemsView, Iterator, KeysView, MutableMapping, ValuesView
 from operator import attrgetter, is_
+from typing import Any
 
 from ctxkit.assembly.fates import Fated
 from ctxkit.history.working import Working
@@ -70,49 +71,110 @@ class Noted:
         self._made = None
 
 
-class Spans:
-    """The fates of a span of the window by key, truncated at its start (R-ASM-4: the start of
-    the unit where truncation stopped) and kept after (R-ASM-4, R-CONV-3), made from the last
-    span asked for when the new one starts within it: the messages the window left at its old
-    end taken out, the ones whose fate changed given it again (a key keeps its place), the new
-    ones added at its end, so the order stays the window's."""
+class Span(MutableMapping[str, Fated]):
+    """A call's fates decided one by one (`assemble.decided`), read off the window's arrays by
+    position instead of made into a dict per call: in `works[h:b]`, `works[h:a]` are truncated
+    (R-ASM-4: the start of the unit where truncation stopped) and the rest kept (R-ASM-4,
+    R-CONV-3), but for the few fates in `extra` (the messages the window does not hold, evicted
+    and orphan ones: R-FILE-3, R-ASM-8), which come first. The fates set after it (R-ASM-3's, by
+    the assembly) are kept beside them, as a dict takes them. A call looks up a few (a break's
+    cause); iterating makes the dict in the record's order (`make`, then the ones set after) and
+    the span holds it from then on (`detach`), which the window's owner also asks for before it
+    changes the arrays under a span still in use."""
 
-    __slots__ = ("_last",)
+    __slots__ = (
+        "__weakref__",
+        "_a",
+        "_at",
+        "_b",
+        "_extra",
+        "_fated",
+        "_h",
+        "_late",
+        "_make",
+        "_own",
+        "_truncated",
+    )
 
-    def __init__(self) -> None:
-        self._last: tuple[int, int, int, dict[str, Fated]] | None = None
+    def __init__(
+        self,
+        arrays: tuple[list[Fated], list[Fated], dict[str, int]],
+        h: int,
+        a: int,
+        b: int,
+        extra: dict[str, Fated],
+        make: Callable[[], dict[str, Fated]],
+    ) -> None:
+        """`arrays`: the window's fates when truncated and when kept, by position, and each
+        message's position by key; `make`: the record as a dict, made while the arrays hold."""
+        self._truncated, self._fated, self._at = arrays
+        self._h, self._a, self._b = h, a, b
+        self._extra, self._make = extra, make
+        self._late: dict[str, Fated] = {}  # set after the span was made, until it has its own dict
+        self._own: dict[str, Fated] | None = None  # every entry, once made (`detach`)
 
-    def fates(
-        self, works: list[Working], truncated: list[Fated], kept: list[Fated], h: int, a: int, b: int
-    ) -> dict[str, Fated]:
-        """`works[h:a]` truncated, `works[a:b]` kept: the state's own dict (copy it to change it)."""
-        last = self._last
-        if last is None or not last[0] <= h <= last[2]:  # nothing to start from in order
-            found = dict(zip(map(_KEY, works[h:a]), truncated[h:a], strict=True))
-            found.update(zip(map(_KEY, works[a:b]), kept[a:b], strict=True))
-        else:
-            lh, la, lb, found = last
-            for w in works[lh:h]:
-                del found[w.key]
-            for w in works[b:lb]:
-                del found[w.key]
-            end = min(b, lb)  # [h, end) are in `found`: truncated before `la`, kept from it
-            for start, stop, fates in ((max(h, la), min(a, end), truncated), (max(h, a), min(la, end), kept)):
-                if start < stop:
-                    found.update(zip(map(_KEY, works[start:stop]), fates[start:stop], strict=True))
-            if b > lb:
-                mid = min(max(a, lb), b)
-                found.update(zip(map(_KEY, works[lb:mid]), truncated[lb:mid], strict=True))
-                found.update(zip(map(_KEY, works[mid:b]), kept[mid:b], strict=True))
-        self._last = (h, a, b, found)
+    def detach(self) -> None:
+        """The entries as a dict of the span's own: the window's arrays may change after this."""
+        if self._own is None:
+            own = self._make()
+            own.update(self._late)
+            self._own, self._late, self._extra = own, {}, {}
+            self._truncated, self._fated, self._at = [], [], {}  # the window is not held
+            self._make = dict
+
+    def _entries(self) -> dict[str, Fated]:
+        self.detach()
+        assert self._own is not None
+        return self._own
+
+    def _find(self, key: str) -> Fated | None:
+        own = self._own
+        if own is not None:
+            return own.get(key)
+        found = self._late.get(key) or self._extra.get(key)
+        if found is not None:
+            return found
+        n = self._at.get(key)
+        if n is None or not self._h <= n < self._b:
+            return None
+        return self._truncated[n] if n < self._a else self._fated[n]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = self._find(key)
+        return default if found is None else found
+
+    def __getitem__(self, key: str) -> Fated:
+        found = self._find(key)
+        if found is None:
+            raise KeyError(key)
         return found
 
-    def cut(self, end: int) -> None:
-        """The window's messages from `end` on are forgotten."""
-        if self._last is not None and self._last[2] > end:
-            self._last = None
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._find(key) is not None
 
-    def below(self, end: int) -> None:
-        """The window's messages before `end` are forgotten (the state's `_GONE`)."""
-        if self._last is not None and self._last[0] < end:
-            self._last = None
+    def __setitem__(self, key: str, value: Fated) -> None:
+        if self._own is not None:
+            self._own[key] = value
+        else:
+            self._late[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._entries()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries())
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def keys(self) -> KeysView[str]:
+        return self._entries().keys()
+
+    def items(self) -> ItemsView[str, Fated]:
+        return self._entries().items()
+
+    def values(self) -> ValuesView[Fated]:
+        return self._entries().values()
+
+    def __repr__(self) -> str:
+        return f"Span({self._entries()!r})"

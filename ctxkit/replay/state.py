@@ -22,7 +22,7 @@ call equals the call assembled afresh).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from datetime import datetime
 from operator import attrgetter, is_, itemgetter
 
@@ -39,7 +39,7 @@ from ctxkit.history.working import Copier, Record, Working
 from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage, TurnOverrides
 from ctxkit.replay.arrays import Arrays
-from ctxkit.replay.pieces import Piece, runs
+from ctxkit.replay.pieces import Piece, Span, runs
 from ctxkit.replay.window import WindowConversion
 from ctxkit.translate.items import ItemMemo
 from ctxkit.translate.memo import TranslationMemo
@@ -263,30 +263,73 @@ class State(Arrays):
 
     def decided(
         self, head: list[Working], evicted: list[Working], orphans: list[Working], kept: list[Working]
-    ) -> dict[str, Fated]:
+    ) -> MutableMapping[str, Fated]:
         """The fates decided one by one (`assemble.decided`), each made once with the window. When
-        only truncation decided (R-ASM-4: the start of the unit where it stopped, then the kept
-        history, one run of the window's copies: most calls), the record starts from the last
-        call's (`pieces.Spans`) and is copied."""
-        runs = list(self._runs(kept, self.copies))
-        if not evicted and not orphans and len(runs) == 1 and runs[0][1] >= 0:
-            _, a, k = runs[0]
-            h = a - len(head)
-            if h >= 0 and all(map(is_, head, self.works[h:a])):
-                return self.spans.fates(self.works, self.truncated, self.fated, h, a, a + k).copy()
-        return self._kept_into(decided_afresh(head, evicted, orphans, {}), kept)  # one dict, in the record's order
+        the messages they decide are a stretch of the window (the start of the unit where
+        truncation stopped, R-ASM-4, then the kept history, one run of the window's copies but for
+        R-FILE-3's and R-ASM-8's few; the summary and the last user message's files besides: all
+        calls but a few), the record is a `pieces.Span` over the window's fates by position: no
+        dict is made per call (a call looks up a few of them)."""
+        pieces = list(self._runs(kept, self.copies))
+        span = self._span(head, evicted, orphans, kept, pieces)
+        if span is not None:
+            return span
+        return self._made_into(decided_afresh(head, evicted, orphans, {}), kept, pieces)
+
+    def _span(
+        self,
+        head: list[Working],
+        evicted: list[Working],
+        orphans: list[Working],
+        kept: list[Working],
+        pieces: list[Piece],
+    ) -> Span | None:
+        """`decided`'s record as a span of the window, if its window messages tile one stretch
+        `works[h:b]`: `head` at its start, then the kept runs and the messages left out between
+        them (their fates in the span's `extra`, with the messages the window does not hold)."""
+        works, at = self.works, self.at
+        tiles = [(n, n + k) for _, n, k in pieces if n >= 0]
+        out: dict[str, int] = {}  # the window's messages left out of the kept runs, by key
+        for w in (*evicted, *orphans):
+            n = at.get(w.key, -1)
+            if n >= 0 and works[n] is w:
+                tiles.append((n, n + 1))
+                out[w.key] = n
+        if not tiles:
+            return None
+        if len(tiles) > 1:
+            tiles.sort()
+            if any(t[1] != u[0] for t, u in zip(tiles, tiles[1:], strict=False)):
+                return None
+        a, b = tiles[0][0], tiles[-1][1]
+        h = a - len(head)
+        if h < 0 or not all(map(is_, head, works[h:a])):  # the head is not the window's just before
+            h = a
+        extra = decided_afresh(head if h == a else [], evicted, orphans, {})
+        for i, n, _ in pieces:
+            if n < 0:
+                extra[kept[i].key] = kept_fate(kept[i])
+        for key in extra:  # a fate of its own where the window holds another message: no span
+            n = at.get(key, -1)
+            if h <= n < b and out.get(key) != n:
+                return None
+        return self.span(
+            h, a, b, extra, lambda: self._made_into(decided_afresh(head, evicted, orphans, {}), kept, pieces)
+        )
 
     def kept_fates(self, kept: list[Working]) -> dict[str, Fated]:
         """Each kept message's fate (R-ASM-4, R-CONV-3), made once with the window."""
-        return self._kept_into({}, kept)
+        return self._made_into({}, kept, list(self._runs(kept, self.copies)))
 
-    def _kept_into(self, found: dict[str, Fated], kept: list[Working]) -> dict[str, Fated]:
-        """`found` with each kept message's fate added after what it holds (`kept_fates`)."""
-        for i, n, k in self._runs(kept, self.copies):
+    def _made_into(self, found: dict[str, Fated], kept: list[Working], pieces: list[Piece]) -> dict[str, Fated]:
+        """`found` with each kept message's fate added after what it holds (`kept_fates`), from
+        `kept`'s pieces over the window's copies."""
+        works, fated = self.works, self.fated
+        for i, n, k in pieces:
             if n < 0:
                 found[kept[i].key] = kept_fate(kept[i])
             else:
-                found.update(zip(map(_KEY, self.works[n : n + k]), self.fated[n : n + k], strict=True))
+                found.update(zip(map(_KEY, works[n : n + k]), fated[n : n + k], strict=True))
         return found
 
     def _runs(self, ws: list[Working], ref: list[Working]) -> Iterator[Piece]:
