@@ -9,12 +9,13 @@ pipeline never imports them.
 from __future__ import annotations
 
 import enum
+import gc
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ctxkit import collector
 from ctxkit.assembly.assemble import Assembly, Incremental, assemble
-from ctxkit.history.working import Image
+from ctxkit.history.working import Copier, Image
 from ctxkit.loading import models
 from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import Fixture
@@ -132,26 +133,35 @@ class Carried(Incremental, Protocol):
 
 def run(fixture: Fixture, options: Options | None = None, *, state: Carried | None = None) -> Result:
     """`state`: what a replay carries from call to call (`replay.state.State`); same result without it."""
+    if not gc.isenabled():  # paused already (a replay pauses it once for all its calls): nothing to restore
+        return _run(fixture, options, state)
     with collector.paused():  # linear allocation, no cycles: see `collector`
-        eff = state.effective(fixture, options) if state is not None else resolve(fixture, options)
-        assembly = assemble(eff, state=state)
-        memo = state.translation if state is not None else None
-        return Result(assembly, translate(translation_input(assembly, memo)))
+        return _run(fixture, options, state)
+
+
+def _run(fixture: Fixture, options: Options | None, state: Carried | None) -> Result:
+    eff = state.effective(fixture, options) if state is not None else resolve(fixture, options)
+    assembly = assemble(eff, state=state)
+    memo = state.translation if state is not None else None
+    return Result(assembly, translate(translation_input(assembly, memo)))
 
 
 def translation_input(a: Assembly, memo: TranslationMemo | None = None) -> TranslationInput:
     """What translation reads of an assembly: its messages by segment and the request's settings."""
     eff = a.eff
-    return TranslationInput(
-        provider=str(eff.provider),
-        model=eff.model,
-        max_input_tokens=eff.max_input_tokens,
-        max_output_tokens=eff.max_output_tokens,
-        segments=a.segments,
-        tools=eff.fixture.tools,
-        settings=eff.settings,
-        templates=eff.templates,
-        supports_images=eff.supports_images,
-        meter=a.meter,
-        memo=memo,
+    return _new_input(  # TranslationInput's fields in order
+        str(eff.provider),
+        eff.model,
+        eff.max_input_tokens,
+        eff.max_output_tokens,
+        a.segments,
+        eff.fixture.tools,
+        eff.settings,
+        eff.templates,
+        eff.supports_images,
+        a.meter,
+        memo,
     )
+
+
+_new_input = Copier(TranslationInput).new  # one per call: each field set in C

@@ -29,6 +29,7 @@ from ctxkit.loading.read import load_fixture
 from ctxkit.replay import driver, state
 from ctxkit.replay.calls import Planner
 from ctxkit.replay.warned import Warned
+from ctxkit.translate.common import TranslationInput
 
 from .conftest import FIXTURES
 from .helpers import bench_history
@@ -288,6 +289,42 @@ def test_copies_by_copier_equal_dataclasses_replace() -> None:
 
     with pytest.raises(TypeError, match="needs dataclasses.replace"):
         Copier(Checked)
+
+
+def test_rows_made_field_by_field_equal_the_class_made_ones() -> None:
+    """The driver makes each call's row from its fields in order (`Copier.new`): every row of a
+    replay equals the row `CallRow(...)` makes from the same values, field by field and in JSON."""
+    done = driver.replay(load_fixture(str(FIXTURES / "replay" / "tools.yaml")))
+    names = [f.name for f in fields(driver.CallRow)]
+    for row in done.calls:
+        values = [getattr(row, name) for name in names]
+        made = Copier(driver.CallRow).new(*values)
+        assert repr(made) == repr(driver.CallRow(*values)) == repr(row)
+        assert all(getattr(made, name) is value for name, value in zip(names, values, strict=True))
+    with pytest.raises(TypeError, match="takes 20 field values, not 2"):
+        Copier(driver.CallRow).new(1, 2)
+
+
+def test_translation_input_made_field_by_field_equals_the_class_made_one() -> None:
+    """The pipeline makes each call's translation input from its fields in order (`Copier.new`):
+    each field is the value the keyword-made one holds (a field added or moved fails here)."""
+    a = pipeline.run(load_fixture(str(FIXTURES / "replay" / "tools.yaml"))).assembly
+    eff = a.eff
+    want = TranslationInput(
+        provider=str(eff.provider),
+        model=eff.model,
+        max_input_tokens=eff.max_input_tokens,
+        max_output_tokens=eff.max_output_tokens,
+        segments=a.segments,
+        tools=eff.fixture.tools,
+        settings=eff.settings,
+        templates=eff.templates,
+        supports_images=eff.supports_images,
+        meter=a.meter,
+        memo=None,
+    )
+    got = pipeline.translation_input(a)
+    assert all(getattr(got, f.name) is getattr(want, f.name) for f in fields(TranslationInput))
 
 
 def test_calls_are_equal_only_when_sent_alike() -> None:

@@ -44,7 +44,7 @@ class Converted:
                 Working(MessageKey(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin=Origin.SUMMARY),
             )
         user, live = branch.last_user, branch.live
-        self.stored = live[:-1] if user is not None else live  # before the last user message
+        self.stored = live.part(0, len(live) - 1) if user is not None else live  # before the last user message
         self.last_user: Working | None = None
         self.pinned: tuple[Working, ...] = ()  # the files pinned to the last user message (R-CONV-1)
         if user is not None:

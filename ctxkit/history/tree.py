@@ -15,7 +15,7 @@ from typing import overload
 
 from ctxkit.loading.domain import Fixture, Role, StoredMessage
 
-_SUMMARY = Role.SUMMARY  # a module name: an enum class attribute costs more than a loop step (3.11)
+_SUMMARY, _USER = Role.SUMMARY, Role.USER  # module names: an enum class attribute costs more than a loop step (3.11)
 
 
 class Stretch(Sequence[StoredMessage]):
@@ -33,6 +33,11 @@ class Stretch(Sequence[StoredMessage]):
 
     def __len__(self) -> int:
         return self._stop - self._start
+
+    def part(self, start: int, stop: int) -> Stretch:
+        """`self[start:stop]` for `0 <= start` and `stop <= len(self)` (the slice without its
+        general bounds arithmetic: a replay's calls take a few parts each)."""
+        return Stretch(self._of, self._start + start, self._start + max(start, stop))
 
     @property
     def under(self) -> tuple[Sequence[StoredMessage], int, int]:
@@ -83,12 +88,12 @@ class Branch:
     @property
     def summarized(self) -> Stretch:
         """Branch messages the summary removes."""
-        return self.path[: self.cut]
+        return self.path.part(0, self.cut)
 
     @property
     def live(self) -> Stretch:
         """After the cutoff, up to the last user message."""
-        return self.path[self.cut : len(self.path) if self.last is None else self.last + 1]
+        return self.path.part(self.cut, len(self.path) if self.last is None else self.last + 1)
 
     @property
     def after_last_user(self) -> Stretch:
@@ -217,7 +222,8 @@ def select(fixture: Fixture, leaf: str | None, *, paths: Paths | None = None) ->
     cut = 0
     if summary is not None and summary.summarizes_through in on_branch:
         cut = on_branch[summary.summarizes_through] + 1
-    last = next((i for i in range(len(path) - 1, cut - 1, -1) if path[i].role is Role.USER), None)
+    of, start, _ = path.under
+    last = next((i for i in range(len(path) - 1, cut - 1, -1) if of[start + i].role is _USER), None)
     return Branch(path, summary, cut, last)
 
 

@@ -203,6 +203,16 @@ class Copier(Generic[T]):
             _set(copy, name, value)
         return copy
 
+    def new(self, *values: Any) -> T:
+        """A new object from every field's value, in the fields' order: what the class's own
+        `__init__` makes from them, each field set in C (a frozen dataclass's `__init__` sets each
+        through a call to `object.__setattr__`; a replay makes a row per call)."""
+        if len(values) != len(self._names):
+            raise TypeError(f"{self._cls.__name__} takes {len(self._names)} field values, not {len(values)}")
+        made = _new(self._cls)
+        any(map(_set, repeat(made), self._names, values))
+        return made
+
 
 _new, _set = object.__new__, object.__setattr__
 _copy_working = Copier(Working)

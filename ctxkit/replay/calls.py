@@ -162,10 +162,7 @@ class Planner:
             elif asked is Asked.LAST:
                 yield from self._in_flight(u)
             else:
-                mine = list(self._stored(u, answer, on_branch=True))
-                due = self.summaries.due(u, answer, mine[-1])
-                mine[-1] = _copy_call(mine[-1], compression_due=due)
-                yield from mine
+                yield from self._stored(u, answer, on_branch=True)
 
     def warnings(self) -> list[str]:
         return list(self.clocks.backwards(self.path))
@@ -182,7 +179,10 @@ class Planner:
             loop.append(InFlightMessage("assistant", len(loop), tool_calls=announced))
             base = len(loop)
             loop.extend(InFlightMessage("tool", base + k, c.response or "", (), c.id) for k, c in enumerate(group))
-        yield self._derived(user, len(turns), on_branch, tuple(loop), answer)
+        last = self._derived(user, len(turns), on_branch, tuple(loop), answer)
+        if on_branch and self.summaries.due(user, answer, last):  # R-CMP-1 after the question's answer
+            last = _copy_call(last, compression_due=True)
+        yield last
 
     def _in_flight(self, user: StoredMessage) -> Iterator[ReplayCall]:
         """The last question: (U, 0), one call after each in-flight answer and its results, the fixture's call."""

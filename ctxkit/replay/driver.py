@@ -18,6 +18,7 @@ from ctxkit import collector
 from ctxkit.counting.measure import call_args_text, stored_texts
 from ctxkit.errors import RuleError
 from ctxkit.history.tree import Ancestry
+from ctxkit.history.working import Copier
 from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, Role, StoredMessage
 from ctxkit.pipeline import RunWarning, WarningKind, run, settings_warnings
@@ -56,6 +57,9 @@ class CallRow:
     compression_due: bool
     synthetic: bool
     unread_write_tokens: int = 0  # written to the cache, never read by a later call while alive (R-RPL-7)
+
+
+_new_row = Copier(CallRow).new  # one per call: each field set in C, not through `object.__setattr__` calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +138,16 @@ class _Loop:
         columns = self.numbers.columns(items)  # keys as numbers (4 bytes an item), tokens, breakpoints
         prompt = columns.total + priming_tokens(result.payload, meter=meter)  # `prompt_tokens` (R-RPL-4)
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
-        for w in result.typed_warnings(self._settings_warnings(result.assembly.eff)):  # R-ASM-9's: see `Warned`
-            over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
-            self.warned.add(index, call.label, w, over)
+        settings = self._settings_warnings(result.assembly.eff)
+        if (
+            settings
+            or result.assembly.record.warnings
+            or result.payload.prepared.warnings
+            or result.over_window_tokens()
+        ):
+            for w in result.typed_warnings(settings):  # R-ASM-9's: see `Warned`
+                over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
+                self.warned.add(index, call.label, w, over)
         keys = columns.keys
         hit = self.cache.add(items, call.clock, keys, columns)
         view, dropped = breaks.view(result, request, keys, call.user.id, columns)
@@ -151,26 +162,27 @@ class _Loop:
             without = self.pricer.cost(prompt, 0, 0, output, call.clock)
         else:  # nothing read from the cache nor written to it: the same price, one Decimal for both
             without = cost
-        return CallRow(
-            index=index,
-            user_message=call.user.id,
-            step=call.step,
-            label=call.label,
-            on_branch=call.on_branch,
-            clock=call.clock,
-            prompt_tokens=prompt,
-            prefix_tokens=hit.prefix_tokens,
-            cached_tokens=hit.cached_tokens,
-            cache_write_tokens=hit.write_tokens,
-            output_tokens=output,
-            cost=cost,
-            cost_without_cache=without,
-            candidate=hit.candidate,
-            brk=brk,
-            limit=hit.limit,
-            truncated=bool(result.assembly.dropped),
-            compression_due=call.compression_due,
-            synthetic=call.synthetic,
+        return _new_row(  # CallRow's fields in order
+            index,
+            call.user.id,
+            call.step,
+            call.label,
+            call.on_branch,
+            call.clock,
+            prompt,
+            hit.prefix_tokens,
+            hit.cached_tokens,
+            hit.write_tokens,
+            output,
+            cost,
+            without,
+            hit.candidate,
+            brk,
+            hit.limit,
+            bool(result.assembly.dropped),
+            call.compression_due,
+            call.synthetic,
+            0,  # unread_write_tokens: known once every call is in (`replay`)
         )
 
     def _settings_warnings(self, eff: Effective) -> list[RunWarning]:

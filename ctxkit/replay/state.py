@@ -219,9 +219,10 @@ class State(Arrays):
         """Each message's copy, made once: a run of the window's messages (the kept history is
         one, but for the summary before it and the last user message's files after it) is a slice
         of the copies made with them."""
-        out: list[Working] = []
         pieces = list(self._runs(ws, self.works))
-        for i, n, k in pieces:
+        first = pieces[0] if pieces else (0, -1, 0)
+        out: list[Working] = self.copies[first[1] : first[1] + first[2]] if first[1] >= 0 else []  # one pass
+        for i, n, k in pieces[1:] if first[1] >= 0 else pieces:
             if n < 0:
                 out.append(self._copy(ws[i]))
             else:
