@@ -276,6 +276,21 @@ def test_copies_by_copier_equal_dataclasses_replace() -> None:
         copy = Copier(type(obj))(obj, **changes)
         assert copy == replace(obj, **changes) and copy is not obj
         assert all(getattr(copy, name) is value for name, value in changes.items())
+        changed = Copier(type(obj)).changing(*changes)(obj, *changes.values())  # the same, positionally
+        assert repr(changed) == repr(replace(obj, **changes)) and changed is not obj
+        assert all(getattr(changed, f.name) is getattr(copy, f.name) for f in fields(obj))
+    with pytest.raises(TypeError, match="change 1 field"):
+        Copier(Working).changing("cacheable")(w)
+    with pytest.raises(TypeError, match="no field 'colour'"):
+        Copier(Working).changing("colour")
+
+    @dataclass(frozen=True, slots=True)
+    class Pair:
+        x: int
+        y: int
+
+    assert Copier(Pair).changing("y")(Pair(1, 2), 3) == Pair(1, 3)  # one field kept
+    assert Copier(Pair).changing("y", "x")(Pair(1, 2), 3, 4) == Pair(4, 3)  # none kept, in the order named
     assert w.with_(cacheable=True) == replace(w, cacheable=True)
     with pytest.raises(TypeError, match="no field 'colour'"):
         w.with_(colour=1)

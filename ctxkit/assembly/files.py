@@ -17,7 +17,7 @@ from ctxkit.loading.config import Effective
 from ctxkit.loading.domain import FileKind, FileRecord
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one per assembled call, and a frozen one's fields are set by calls
 class Eviction:
     """R-FILE-1…3's outcome: the history still kept, what was evicted, and the list."""
 

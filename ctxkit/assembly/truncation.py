@@ -21,7 +21,7 @@ from ctxkit.loading.config import Effective
 from ctxkit.output import plural
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one per assembled call, and a frozen one's fields are set by calls
 class Truncation:
     """R-ASM-4's outcome: units before `end` are left out whole; of unit `end`, `head` is."""
 
@@ -30,7 +30,7 @@ class Truncation:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one per assembled call, and a frozen one's fields are set by calls
 class Answered:
     """R-ASM-8's outcome: the kept history and in-turn messages without orphan results."""
 

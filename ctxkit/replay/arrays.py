@@ -25,7 +25,7 @@ from ctxkit.assembly.fates import Fated
 from ctxkit.assembly.truncation import SameFate, kept_as
 from ctxkit.counting.measure import Counts, Meter
 from ctxkit.history import convert, tree
-from ctxkit.history.working import Fate, Kind, Working
+from ctxkit.history.working import Copier, Fate, Kind, Working
 from ctxkit.loading.domain import FileRecord, Fixture, StoredMessage
 from ctxkit.loading.templates import Templates
 from ctxkit.replay.answers import Announcements
@@ -36,7 +36,10 @@ if TYPE_CHECKING:
 
 _KEEP = 256  # working messages kept below the lowest a call reached, besides as many as its window
 _SWEEP = 512  # stored messages forgotten at once (in bulk: a sweep walks them)
-_GONE = Working("~forgotten", Kind.USER, "", 0)  # where `works` and `copies` forgot a message
+_GONE = Working("~forgotten", Kind.USER, "", 0)
+_cacheable = Copier(Working).changing(
+    "cacheable"
+)  # once per window message  # where `works` and `copies` forgot a message
 
 
 class Arrays:
@@ -72,7 +75,7 @@ class Arrays:
     def _copy(self, w: Working) -> Working:
         found = self._copies.get(w.key)
         if found is None or found[0] is not w:
-            found = self._copies[w.key] = (w, w.with_(cacheable=True))
+            found = self._copies[w.key] = (w, _cacheable(w, True))  # `w.with_(cacheable=True)`
         return found[1]
 
     def message(

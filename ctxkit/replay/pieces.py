@@ -55,11 +55,12 @@ class Noted:
 
     def note_run(self, ws: list[Working], ref: list[Working], i: int, a: int, b: int) -> None:
         """`ws[i : i + b - a]` is `ref[a:b]`; the rest of `ws` is not the window's."""
-        pieces = [(j, -1, 1) for j in range(i)]
+        pieces = [(j, -1, 1) for j in range(i)] if i else []
         if b > a:
             pieces.append((i, a, b - a))
-        pieces += [(j, -1, 1) for j in range(i + b - a, len(ws))]
-        self.note(ws, ref, pieces)
+        if i + b - a < len(ws):  # the last user message's files (a few calls)
+            pieces += [(j, -1, 1) for j in range(i + b - a, len(ws))]
+        self._made = (ws, ref, len(ws), pieces)
 
     def of(self, ws: list[Working], ref: list[Working]) -> list[Piece] | None:
         made = self._made

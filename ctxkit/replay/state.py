@@ -45,7 +45,7 @@ from ctxkit.translate.items import ItemMemo
 from ctxkit.translate.memo import TranslationMemo
 
 _KEY = attrgetter("key")
-_copy_effective = Copier(Effective)  # per call: cheaper than building one field by field
+_copy_effective = Copier(Effective).changing("fixture", "now", "leaf")  # per call: cheaper than field by field
 _FIXED_KEPT = 8  # fixed parts kept: a few turn states (R-TURN-2) of the current date
 
 
@@ -63,6 +63,9 @@ class State(Arrays):
         self._effective: tuple[Options | None, Effective] | None = None  # the last call's options and settings
         self._fixed: list[tuple[tuple[object, ...], Fixed, tuple[str, ...]]] = []  # newest first
         self._turned: dict[int, tuple[tuple[InFlightMessage, ...], TurnOverrides, Turn]] = {}  # by in-flight count
+        self._turns: dict[
+            Turn, Turn
+        ] = {}  # each turn state seen, by value (ints and bools, as `turn_state` makes them)
         self._flying: dict[int, tuple[InFlightMessage, Working]] = {}  # in-flight index → its working message
         self._dated: tuple[datetime | None, str] = (None, "")  # the last call's clock and the date it shows
         self._dates: dict[str, str] = {}
@@ -85,7 +88,7 @@ class State(Arrays):
             and fixture.tokenizer == last[1].fixture.tokenizer
         ):
             now = (options.now if options is not None else None) or fixture.now
-            return _copy_effective(last[1], fixture=fixture, now=now, leaf=fixture.leaf)
+            return _copy_effective(last[1], fixture, now, fixture.leaf)
         eff = resolve(fixture, options)
         self._effective = (options, eff)
         return eff
@@ -149,8 +152,9 @@ class State(Arrays):
         fixed = self._fixed
         if fixed and all(map(is_, basis, fixed[0][0])):  # the last call's (most calls): no value compared
             found: tuple[tuple[object, ...], Fixed, tuple[str, ...]] | None = fixed[0]
-        else:
-            found = next((entry for entry in fixed if entry[0] == basis), None)
+        else:  # another date or turn state seen before (a question's tool turns): by identity first
+            found = next((entry for entry in fixed if all(map(is_, basis, entry[0]))), None)
+            found = found or next((entry for entry in fixed if entry[0] == basis), None)
         if found is None:
             made = Record()
             found = (basis, fixed_parts(eff, meter, made), tuple(made.warnings))
@@ -177,6 +181,9 @@ class State(Arrays):
         if last is not None and f.turn is last[1] and all(map(is_, f.in_flight, last[0])):
             return last[2]
         turn = turn_state(f)
+        turn = self._turns.setdefault(
+            turn, turn
+        )  # one object per turn state: the fixed parts' basis matches by identity
         self._turned[len(f.in_flight)] = (f.in_flight, f.turn, turn)
         return turn
 
