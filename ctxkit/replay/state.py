@@ -296,6 +296,15 @@ class State(Arrays):
         `works[h:b]`: `head` at its start, then the kept runs and the messages left out between
         them (their fates in the span's `extra`, with the messages the window does not hold)."""
         works, at = self.works, self.at
+
+        def make() -> dict[str, Fated]:
+            return self._made_into(decided_afresh(head, evicted, orphans, {}), kept, pieces)
+
+        if not evicted and not orphans and len(pieces) == 1 and pieces[0][1] >= 0:  # most calls: one run
+            _, a, k = pieces[0]
+            h = a - len(head)
+            if h >= 0 and all(map(is_, head, works[h:a])):
+                return self.span(h, a, a + k, {}, make)
         tiles = [(n, n + k) for _, n, k in pieces if n >= 0]
         out: dict[str, int] = {}  # the window's messages left out of the kept runs, by key
         for w in (*evicted, *orphans):
@@ -321,9 +330,7 @@ class State(Arrays):
             n = at.get(key, -1)
             if h <= n < b and out.get(key) != n:
                 return None
-        return self.span(
-            h, a, b, extra, lambda: self._made_into(decided_afresh(head, evicted, orphans, {}), kept, pieces)
-        )
+        return self.span(h, a, b, extra, make)
 
     def kept_fates(self, kept: list[Working]) -> dict[str, Fated]:
         """Each kept message's fate (R-ASM-4, R-CONV-3), made once with the window."""
