@@ -79,15 +79,13 @@ class Older:
 
     def find(self, key: MessageKey) -> Fated | None:
         """The fate of one left-out working message: its stored message alone is converted."""
-        unit = self._converted.unit_of(key.message_id)
-        if unit is None or unit >= self._end:
+        found = self._converted.located(key, self._end)
+        if found is None:
             return None
-        for w in self._converted.unit(unit):
-            if w.key == key:
-                if unit < self._cut:
-                    return Fated(Fate.LAST_N_CUT, "R-ASM-5", None, w.notes)
-                return Fated(Fate.TRUNCATED, "R-ASM-4", None, w.notes)
-        return None
+        unit, w = found
+        if unit < self._cut:
+            return Fated(Fate.LAST_N_CUT, "R-ASM-5", None, w.notes)
+        return Fated(Fate.TRUNCATED, "R-ASM-4", None, w.notes)
 
 
 class Fates(Mapping[str, Fated]):

@@ -41,7 +41,7 @@ class Answered:
 
 def tail_tokens(eff: Effective, meter: Meter, tail: list[Working], budget: int) -> int:
     """R-ASM-3: the cost of the last user message and this turn's messages; a rule error above the budget."""
-    cost = sum(meter.of(w) for w in tail)
+    cost = sum(map(meter.of, tail))
     if cost > budget:
         raise RuleError(
             f"{eff.fixture.source}: the last user message and this turn's messages need "

@@ -89,6 +89,14 @@ class Converted:
             self._index = {m.id: n for n, m in enumerate(self.stored, start=len(self._head))}
         return self._index.get(message_id)
 
+    def located(self, key: MessageKey, end: int) -> tuple[int, Working] | None:
+        """The unit before `end` that holds the working message `key` of the older history (or the
+        summary), and that message; its stored message alone is converted."""
+        unit = self.unit_of(key.message_id)
+        if unit is None or unit >= end:
+            return None
+        return next(((unit, w) for w in self.unit(unit) if w.key == key), None)
+
     def user_units(self) -> Iterator[int]:
         """The units of the stored user messages of the older history, newest first (no conversion)."""
         head = len(self._head)

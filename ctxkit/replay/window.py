@@ -8,10 +8,11 @@ window) as long as the window still runs over the call's stored messages.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 from ctxkit.history import convert, tree
-from ctxkit.history.working import Working
+from ctxkit.history.working import MessageKey, Working
 from ctxkit.loading.domain import FileRecord, Fixture, InFlightMessage, StoredMessage
 from ctxkit.loading.templates import Templates
 
@@ -54,6 +55,17 @@ class WindowConversion(convert.Converted):
             return super().unit_of(message_id)
         i = self.state.index(message_id)  # the path may run past this call's stored messages
         return self.head_units + i - self.base if i is not None and 0 <= i - self.base < len(self.stored) else None
+
+    def located(self, key: MessageKey, end: int) -> tuple[int, Working] | None:
+        """Read off the window: the message's position by key, its stored message's by the ends
+        (no stored message converted, no id parsed), while the window runs over this call's."""
+        state = self.state
+        n = state.at.get(key)
+        if n is None or not self.synced() or not state.paths.extends(state.path):
+            return super().located(key, end)  # forgotten, or an edit moved on
+        i = bisect_right(state.ends, n, self.base, self.base + len(self.stored) + 1) - 1
+        unit = self.head_units + i - self.base
+        return (unit, state.works[n]) if self.base <= i < self.base + len(self.stored) and unit < end else None
 
     def _count_stored(self, first: int, last: int) -> int:
         if not self.synced():
