@@ -223,7 +223,11 @@ def select(fixture: Fixture, leaf: str | None, *, paths: Paths | None = None) ->
     if summary is not None and summary.summarizes_through in on_branch:
         cut = on_branch[summary.summarizes_through] + 1
     of, start, _ = path.under
-    last = next((i for i in range(len(path) - 1, cut - 1, -1) if of[start + i].role is _USER), None)
+    last = None
+    for i in range(len(path) - 1, cut - 1, -1):  # the leaf, most calls
+        if of[start + i].role is _USER:
+            last = i
+            break
     return Branch(path, summary, cut, last)
 
 

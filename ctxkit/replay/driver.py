@@ -139,12 +139,8 @@ class _Loop:
         prompt = columns.total + priming_tokens(result.payload, meter=meter)  # `prompt_tokens` (R-RPL-4)
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         settings = self._settings_warnings(result.assembly.eff)
-        if (
-            settings
-            or result.assembly.record.warnings
-            or result.payload.prepared.warnings
-            or result.over_window_tokens()
-        ):
+        over_window = result.wire_tokens() > result.max_input_tokens  # R-ASM-9: `result.over_window_tokens() > 0`
+        if settings or result.assembly.record.warnings or result.payload.prepared.warnings or over_window:
             for w in result.typed_warnings(settings):  # R-ASM-9's: see `Warned`
                 over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
                 self.warned.add(index, call.label, w, over)
