@@ -138,12 +138,7 @@ class _Loop:
         columns = self.numbers.columns(items)  # keys as numbers (4 bytes an item), tokens, breakpoints
         prompt = columns.total + priming_tokens(result.payload, meter=meter)  # `prompt_tokens` (R-RPL-4)
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
-        settings = self._settings_warnings(result.assembly.eff)
-        over_window = result.wire_tokens() > result.max_input_tokens  # R-ASM-9: `result.over_window_tokens() > 0`
-        if settings or result.assembly.record.warnings or result.payload.prepared.warnings or over_window:
-            for w in result.typed_warnings(settings):  # R-ASM-9's: see `Warned`
-                over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
-                self.warned.add(index, call.label, w, over)
+        self._warnings(index, call, result)
         keys = columns.keys
         hit = self.cache.add(items, call.clock, keys, columns)
         view, dropped = breaks.view(result, request, keys, call.user.id, columns)
@@ -180,6 +175,16 @@ class _Loop:
             call.synthetic,
             0,  # unread_write_tokens: known once every call is in (`replay`)
         )
+
+    def _warnings(self, index: int, call: ReplayCall, result: Result) -> None:
+        """The call's warnings noted (R-ASM-9's with how far it is over: see `Warned`); listed only
+        when there is one (most calls have none)."""
+        settings = self._settings_warnings(result.assembly.eff)
+        over_window = result.wire_tokens() > result.max_input_tokens  # R-ASM-9: `result.over_window_tokens() > 0`
+        if settings or result.assembly.record.warnings or result.payload.prepared.warnings or over_window:
+            for w in result.typed_warnings(settings):
+                over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
+                self.warned.add(index, call.label, w, over)
 
     def _settings_warnings(self, eff: Effective) -> list[RunWarning]:
         """`pipeline.settings_warnings(eff)`, again only when what they are made from changes (the
