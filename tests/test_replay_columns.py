@@ -30,8 +30,8 @@ def test_r_rpl_9_carried_columns_equal_the_items_own(
     seen: list[int] = []
     columns = prefix.Numbers.columns
 
-    def checked(self: prefix.Numbers, items: Any) -> prefix.Columns:
-        made = columns(self, items)
+    def checked(self: prefix.Numbers, items: Any, carried: Any = None) -> prefix.Columns:
+        made = columns(self, items, carried)
         keys = {k: n for n, k in zip(made.keys, (i.key for i in items), strict=True)}
         assert [keys[i.key] for i in items] == list(made.keys)  # one number per key
         assert list(made.tokens) == [i.tokens for i in items]

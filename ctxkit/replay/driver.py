@@ -135,7 +135,7 @@ class _Loop:
         meter = result.assembly.meter
         request = prompt_items(result.payload, meter=meter, memo=self.state.items)
         items = request.items  # the tuple: the cache reads it in C
-        columns = self.numbers.columns(items)  # keys as numbers (4 bytes an item), tokens, breakpoints
+        columns = self.numbers.columns(items, request.carried)  # keys as numbers (4 bytes an item), tokens, breakpoints
         prompt = columns.total + priming_tokens(result.payload, meter=meter)  # `prompt_tokens` (R-RPL-4)
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         self._warnings(index, call, result)
