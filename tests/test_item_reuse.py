@@ -171,3 +171,45 @@ def test_r_rpl_9_the_definitions_item_is_made_again_when_what_it_reads_changes()
         before = len(made)
         memo.preamble(call, system, other_rules, meter, make)
         assert len(made) == before + 1
+
+
+# --- the counting rules kept by the memo (8a2d973) ------------------------------------------
+
+
+def test_r_rpl_4_the_memos_counting_rules_follow_provider_model_and_tokenizer() -> None:
+    """`ItemMemo.rules` keeps the last rules made; each change of provider, model or tokenizer
+    (a log replay shares one memo per tokenizer across providers) makes them again: each answer
+    reads as `rules_for` made afresh."""
+    from ctxkit.counting.wire import rules_for
+    from ctxkit.translate.itemmemo import ItemMemo
+
+    memo = ItemMemo()
+    bases = [
+        ("openai", "gpt-4o", "o200k_base"),
+        ("anthropic", "claude-sonnet-4-5", "o200k_base"),
+        ("anthropic", "claude-sonnet-4-5", "approx"),
+        ("openai", "gpt-4o", "approx"),
+        ("openai", "gpt-4o-mini", "approx"),
+        ("gemini", "gemini-2.5-pro", "approx"),
+        ("gemini", "gemini-2.5-pro", "approx"),
+        ("ollama", "llama3.1", "cl100k_base"),
+        ("openai", "gpt-4o", "o200k_base"),
+    ]
+    got = [repr(memo.rules(*basis)) for basis in bases]
+    assert got == [repr(rules_for(*basis)) for basis in bases]
+    assert len(set(got)) > 4  # the bases differ in what the rules hold
+
+
+def test_r_rpl_4_a_log_replay_counts_as_with_rules_made_per_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reviewer's case: OpenAI and Anthropic records of one log share a memo under the
+    `approx` tokenizer, where Anthropic's fitted ratio applies; the replay's JSON is the same
+    text as when every record's rules are made afresh."""
+    from ctxkit.counting.wire import rules_for
+    from ctxkit.translate.itemmemo import ItemMemo
+
+    from .conftest import ROOT, ctxkit
+
+    args = ("replay", str(ROOT / "fixtures" / "logs" / "crewai_cached_prompt_tokens.jsonl"), "--format", "json")
+    kept = ctxkit(*args, "--tokenizer", "approx").out
+    monkeypatch.setattr(ItemMemo, "rules", lambda self, provider, model, tok: rules_for(provider, model, tok))
+    assert kept == ctxkit(*args, "--tokenizer", "approx").out
