@@ -112,6 +112,31 @@ def test_r_rpl_9_a_common_run_from_two_places_is_the_one_counted(
     assert common_run(a, i, b, j, most) == common_run(tuple(a), i, tuple(b), j, most) == n
 
 
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from("ab"), min_size=1, max_size=40),
+    st.lists(st.sampled_from("ab"), min_size=1, max_size=40),
+    st.integers(0, 40),
+    st.integers(0, 40),
+)
+def test_r_rpl_9_the_shared_bisection_finds_the_first_difference(a: list[str], b: list[str], i: int, j: int) -> None:
+    """`bisected`, which the item memo's runs and translation's runs (`memo._common`, with its
+    cheaper `differ`) share: from a known equal start and a known unequal end, the first place
+    where the two differ, with or without `differ`."""
+    from operator import ne
+
+    from ctxkit.translate.itemmemo import bisected
+
+    a, b = [*a, "x"], [*b, "y"]  # the two differ by the end of the shorter one: an unequal end
+    i, j = min(i, len(a) - 1), min(j, len(b) - 1)
+    most = min(len(a) - i, len(b) - j)
+    n = 0
+    while a[i + n] == b[j + n]:
+        n += 1
+    for low in range(n + 1):
+        assert bisected(a, i, b, j, low, most) == bisected(a, i, b, j, low, most, ne) == n
+
+
 def test_r_rpl_9_sides_numbered_in_c_and_lost_tokens_equal_the_item_by_item_way(
     monkeypatch: Any, tmp_path: Any
 ) -> None:

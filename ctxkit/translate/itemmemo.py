@@ -252,7 +252,19 @@ def common_run(a: Sequence[object], i: int, b: Sequence[object], j: int, most: i
         low, high = end, most  # a[i:i+low] == b[j:j+low]; a[i:i+high] != b[j:j+high]
     else:
         low, high = 0, end
+    return bisected(a, i, b, j, low, high)
+
+
+def bisected(
+    a: Sequence[T], i: int, b: Sequence[T], j: int, low: int, high: int, differ: Callable[[T, T], bool] | None = None
+) -> int:
+    """How many items from a[i] on equal those from b[j] on, given that the first `low` do and the
+    first `high` do not: bisection over slices compared in C. `differ(x, y)` (x != y, told more
+    cheaply than by a slice), when given, is asked of the item at `low` before each halving and
+    ends the search there: the same answer, sooner when that item differs."""
     while high - low > 1:
+        if differ is not None and differ(a[i + low], b[j + low]):
+            return low
         mid = (low + high) // 2
         if a[i + low : i + mid] == b[j + low : j + mid]:
             low = mid

@@ -30,7 +30,7 @@ from operator import attrgetter, is_not
 from typing import Any, TypeVar
 
 from ctxkit.history.working import Call, Working
-from ctxkit.translate.itemmemo import runs
+from ctxkit.translate.itemmemo import bisected, runs
 
 T = TypeVar("T")
 
@@ -357,15 +357,7 @@ def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most
     if hi > lo and new[i + lo : i + hi] == old[j + lo : j + hi]:
         lo = hi
     elif hi > lo:
-        while hi - lo > 1:
-            if _differ(new[i + lo], old[j + lo]):
-                return lo
-            mid = (lo + hi) // 2
-            if new[i + lo : i + mid] == old[j + lo : j + mid]:
-                lo = mid
-            else:
-                hi = mid
-        return lo
+        return bisected(new, i, old, j, lo, hi, _differ)
     while lo < most:  # the tail: the next message that is not the very same one (found in C) compared
         lo = next(compress(count(lo), map(is_not, new[i + lo : i + most], old[j + lo : j + most])), most)
         if lo == most or _differ(new[i + lo], old[j + lo]):
