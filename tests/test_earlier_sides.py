@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ctxkit.history.working import Kind, Origin, Segment
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.replay import breaks, driver
-from ctxkit.translate.prompt import Prompt
+from ctxkit.translate.prompt import Item, Prompt
 
 from .conftest import FIXTURES
 from .helpers import bench_history
@@ -152,3 +155,96 @@ def test_r_rpl_9_kept_calls_read_the_same_after_every_later_call(
         assert len(kept) > 20
         for out, expected in kept:
             assert _as_kept(out, out.start, out.length) == expected, (provider, window)
+
+
+_SIDES = st.tuples(
+    st.integers(0, 3),  # the item: its tokens
+    st.sampled_from([None, "user", "assistant"]),  # its role
+    st.booleans(),  # its breakpoint
+    st.integers(0, 4),  # the working message: its key (the pad when 0)
+    st.sampled_from([Kind.USER, Kind.ASSISTANT]),
+    st.sampled_from([Origin.MESSAGE, Origin.IN_FLIGHT]),
+    st.sampled_from([None, Segment.HISTORY, Segment.LAST_USER]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(_SIDES, max_size=24), max_size=6))
+def test_r_rpl_9_codes_read_back_as_their_sides(chunks: list[list[tuple[Any, ...]]]) -> None:
+    """`Table.codes` (item by item) gives each item a code that reads back as its side (its
+    tokens, role, breakpoint, working message and segment), chunk after chunk into one table, and
+    two items the same code exactly when their sides are equal."""
+    from types import SimpleNamespace
+
+    from ctxkit.replay import earlier
+
+    table, seen = earlier.Table(), dict[int, str]()
+    for chunk in chunks:
+        items = [Item(f"k{tokens}", tokens, role, mark) for tokens, role, mark, *_ in chunk]
+        ws = [
+            earlier._PAD
+            if key == 0
+            else SimpleNamespace(
+                key=f"w{key}", kind=kind, origin=origin, file_id=None, source_id=f"m{key}", placeholder=0
+            )
+            for _, _, _, key, kind, origin, _ in chunk
+        ]
+        segments = [segment for *_, segment in chunk]
+        codes = table.codes(items, ws, segments)
+        sides = [
+            repr((earlier._ITEM_SIDE(i), earlier.W_SIDE(w), s)) for i, w, s in zip(items, ws, segments, strict=True)
+        ]
+        assert [repr(table[c]) for c in codes] == sides
+        for code, side in zip(codes, sides, strict=True):
+            assert seen.setdefault(code, side) == side
+    assert len(set(seen.values())) == len(seen)  # no two codes for one side
+
+
+def _alike_one_by_one(new: Any, i: int, old: Any, j: int, k: int) -> int:
+    """`earlier._alike` item by item: how many items from new's i and old's j (at most k) are both
+    definitions, or sit on equal working messages in equal segments; items past both lists (no
+    message) are alike to the run's end."""
+    for t in range(k):
+        x, y = i + t, j + t
+        if x < new.lead or y < old.lead:
+            if x >= new.lead or y >= old.lead:
+                return t
+            continue
+        a, b = x - new.lead, y - old.lead
+        if a >= new.limit and b >= old.limit:
+            return k
+        if a >= new.limit or b >= old.limit:
+            return t
+        if new.messages[a] != old.messages[b] or new.segments[a] != old.segments[b]:
+            return t
+    return k
+
+
+_PLACES = st.tuples(
+    st.integers(0, 2),  # the definitions items
+    st.lists(st.tuples(st.integers(0, 2), st.sampled_from([None, Segment.HISTORY, Segment.LAST_USER])), max_size=14),
+    st.integers(0, 3),  # items past the list
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PLACES, _PLACES, st.data())
+def test_r_rpl_9_runs_alike_as_compared_one_by_one(new: Any, old: Any, data: st.DataObject) -> None:
+    """`earlier._alike` (segments compared first, then the messages only as far: the runs a plain
+    view takes from the last one) equals the items compared one by one, on working messages equal
+    but not the same objects, and the same objects."""
+    from ctxkit.replay import earlier
+
+    shared = [[n] for n in range(3)]  # the very same message objects on both sides
+
+    def plain(drawn: Any, same: bool) -> Any:
+        lead, places, past = drawn
+        messages = [shared[m] if same else [m] for m, _ in places]  # lists: equal, not the same object
+        limit = data.draw(st.integers(0, len(places)))
+        return earlier._Plain(lead, limit, messages, [s for _, s in places]), lead + limit + past
+
+    here, n = plain(new, data.draw(st.booleans()))
+    there, m = plain(old, data.draw(st.booleans()))
+    i, j = data.draw(st.integers(0, n)), data.draw(st.integers(0, m))
+    k = data.draw(st.integers(0, min(n - i, m - j)))
+    assert earlier._alike(here, i, there, j, k) == _alike_one_by_one(here, i, there, j, k)

@@ -12,13 +12,13 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, repeat
-from operator import attrgetter, itemgetter, lshift, or_
+from operator import attrgetter, itemgetter
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxkit.history.working import Kind, Origin, Segment
 from ctxkit.replay.cache import Keys
-from ctxkit.replay.prefix import each, runs
+from ctxkit.replay.prefix import runs
 from ctxkit.translate.itemmemo import Run, common_run
 from ctxkit.translate.items import Item
 
@@ -80,16 +80,21 @@ class Table:
         return (item, self._messages[1][code >> _MESSAGE_SHIFT], segment)
 
     def codes(self, items: Sequence[Item], ws: Sequence[Any], segments: Sequence[Segment | None]) -> list[int]:
-        """The codes of `items` on working messages `ws` in `segments`, their parts looked up in C."""
-        parts = list(map(W_SIDE, ws))
-        messages = list(map(self._messages[0].get, parts))
-        if None in messages:
-            _number(self._messages, parts, messages, _MESSAGE_MAX)
-        parts = list(zip(map(_ITEM_SIDE, items), segments, strict=True))
-        its = list(map(self._items[0].get, parts))
-        if None in its:
-            _number(self._items, parts, its, _ITEM_MAX)
-        return list(map(or_, map(lshift, messages, repeat(_MESSAGE_SHIFT)), its))
+        """The codes of `items` on working messages `ws` in `segments` (a few a call, mostly: one by
+        one, with no list per step; a table's first view codes all its items)."""
+        messages, its = self._messages[0], self._items[0]
+        out = []
+        for item, w, segment in zip(items, ws, segments, strict=True):
+            side = W_SIDE(w)
+            m = messages.get(side)
+            if m is None:
+                m = _added(self._messages, side, _MESSAGE_MAX)
+            part = (_ITEM_SIDE(item), segment)
+            n = its.get(part)
+            if n is None:
+                n = _added(self._items, part, _ITEM_MAX)
+            out.append(m << _MESSAGE_SHIFT | n)
+        return out
 
     def read(self, a: int, n: int) -> array[int]:
         return self.log[a : a + n] if a < TAIL else self.tail[a - TAIL : a - TAIL + n]
@@ -100,17 +105,14 @@ _MESSAGE_SHIFT, _ITEM_MAX, _MESSAGE_MAX = 32, (1 << 32) - 1, (1 << 31) - 1  # a 
 TAIL = 1 << 48  # positions from here on are places in a table's `tail`
 
 
-def _number(parts: _Parts, values: Sequence[Any], found: list[int | None], most: int) -> None:
-    """Each value's number in `parts` where `found` has None: a value not seen before numbered."""
+def _added(parts: _Parts, value: Any, most: int) -> int:
+    """The number of a value not in `parts` yet, the next one."""
     ids, table = parts
-    for n in each(found, None):
-        got = ids.get(values[n])
-        if got is None:  # not even earlier in this list
-            got = ids[values[n]] = len(table)
-            if got > most:
-                raise AssertionError(f"more than {most} distinct side parts")
-            table.append(values[n])
-        found[n] = got
+    got = ids[value] = len(table)
+    if got > most:
+        raise AssertionError(f"more than {most} distinct side parts")
+    table.append(value)
+    return got
 
 
 class Kept:
@@ -185,9 +187,10 @@ class _Pieces:
         """The codes from `cut` on, as a `Kept` of the items from `start` on (over `_MOST` pieces: one)."""
         p, log = self.p, self.table.log
         if len(p) > 2 * _MOST:
-            codes = [c for t in range(0, len(p), 2) for c in self.table.read(p[t], p[t + 1])]
-            p[:] = (len(log), len(codes))
-            log.extend(codes)
+            at = len(log)
+            for t in range(0, len(p), 2):  # each piece one slice, in C
+                log.extend(self.table.read(p[t], p[t + 1]))
+            p[:] = (at, len(log) - at)
         t = 0
         while cut and t < len(p):
             if cut < p[t + 1]:
@@ -237,9 +240,8 @@ class Sides:
         before, lent = self._last
         found, done = _Pieces(self.table), 0
         for i, j, k in [*runs(items, before.items), (len(items), 0, 0)]:
-            if k:  # the run goes on while its items sit on equal messages, in the same segments
-                same = common_run(mine.ws, i, before.ws, j, k)
-                k = min(same, common_run(mine.segments, i, before.segments, j, k))
+            if k:  # the run goes on while its items sit in the same segments (first: by identity), on equal messages
+                k = common_run(mine.ws, i, before.ws, j, common_run(mine.segments, i, before.segments, j, k))
             if done < i:
                 got = mine.segments[done:i]
                 found.add(self.table.codes(mine.items[done:i], mine.ws[done:i], got), got, i == len(items))
@@ -272,10 +274,8 @@ class Sides:
 
     def _renew(self) -> None:
         """A new table (`table[code]`: a side): the next views number all their items in it."""
-        self.table = Table()
-        empty = _Pieces(self.table)
-        self._last = (_Placed((), [], []), empty)
-        self._whole_last = (None, empty, None)
+        self.table = table = Table()
+        self._last, self._whole_last = (_Placed((), [], []), _Pieces(table)), (None, _Pieces(table), None)
 
 
 class _Plain(NamedTuple):
@@ -289,8 +289,7 @@ class _Plain(NamedTuple):
 
     @classmethod
     def of(cls, view: MappedCall) -> _Plain:
-        prompt = view.items
-        return cls(prompt.lead, min(len(view.messages), prompt.placed), view.messages, view.segment_of)
+        return cls(view.items.lead, min(len(view.messages), view.items.placed), view.messages, view.segment_of)
 
     def placed(self, lo: int, hi: int) -> tuple[list[Any], list[Segment | None]]:
         """The working messages and segments of items `lo` to `hi`, as slices and pads."""
@@ -314,8 +313,8 @@ def _alike(new: _Plain, i: int, old: _Plain, j: int, k: int) -> int:
     a, b = i + t - new.lead, j + t - old.lead
     most = min(k - t, new.limit - a, old.limit - b)
     if most > 0:
-        same = common_run(new.messages, a, old.messages, b, most)
-        same = min(same, common_run(new.segments, a, old.segments, b, most))
+        # the segments first (by identity), then the messages only as far: where they part, they mostly part together
+        same = common_run(new.messages, a, old.messages, b, common_run(new.segments, a, old.segments, b, most))
         if same < most:
             return t + same
         t, a, b = t + most, a + most, b + most
