@@ -248,3 +248,22 @@ def test_r_rpl_9_runs_alike_as_compared_one_by_one(new: Any, old: Any, data: st.
     i, j = data.draw(st.integers(0, n)), data.draw(st.integers(0, m))
     k = data.draw(st.integers(0, min(n - i, m - j)))
     assert earlier._alike(here, i, there, j, k) == _alike_one_by_one(here, i, there, j, k)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2), st.integers(0, 6), st.integers(0, 3), st.data())
+def test_r_rpl_9_placed_items_as_looked_up_one_by_one(lead: int, size: int, past: int, data: st.DataObject) -> None:
+    """`_Plain.placed` (two slices when every item sits on a message, else slices and pads) gives
+    each item from `lo` to `hi` its working message and segment as looked up one by one: none for
+    the definitions and past the assembled list's placed messages."""
+    from ctxkit.replay import earlier
+
+    messages, segments = [[n] for n in range(size)], [Segment.HISTORY] * size
+    limit = data.draw(st.integers(0, size))
+    plain = earlier._Plain(lead, limit, messages, segments)
+    lo = data.draw(st.integers(0, lead + limit + past))
+    hi = data.draw(st.integers(lo, lead + limit + past))
+    inside = [n for n in range(lo, hi) if lead <= n < lead + limit]
+    ws, got = plain.placed(lo, hi)
+    assert list(ws) == [messages[n - lead] if n in inside else earlier._PAD for n in range(lo, hi)]
+    assert list(got) == [segments[n - lead] if n in inside else None for n in range(lo, hi)]

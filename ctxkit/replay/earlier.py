@@ -294,6 +294,8 @@ class _Plain(NamedTuple):
     def placed(self, lo: int, hi: int) -> tuple[list[Any], list[Segment | None]]:
         """The working messages and segments of items `lo` to `hi`, as slices and pads."""
         lead, limit = self.lead, self.limit
+        if lead <= lo and hi - lead <= limit:  # all on messages (mostly): two slices
+            return self.messages[lo - lead : hi - lead], self.segments[lo - lead : hi - lead]  # type: ignore[return-value]
         a, b = min(max(lo - lead, 0), limit), min(max(hi - lead, 0), limit)
         head = max(0, min(hi, lead) - lo)  # the definitions: no message
         tail = (hi - lo) - head - (b - a)
