@@ -661,3 +661,43 @@ def test_replay_warnings_are_grouped_by_their_kind_not_their_wording() -> None:
 
 def _assembly(text: str) -> RunWarning:
     return RunWarning(WarningKind.ASSEMBLY, text)
+
+
+def test_r_rpl_7_cost_of_every_call_equals_a_fresh_pricer_across_a_price_change(tmp_path: Path) -> None:
+    """The pricer keeps the rates found for the last clock object (R-RPL-9): every call's cost
+    and cost without the cache still equal, as text, what a new pricer gives for that call, on
+    a conversation whose clocks straddle the date the model's price changes (o3: 2025-06-10)."""
+    from ctxkit.replay.cost import Pricer
+
+    days = ["2025-06-08", "2025-06-09", "2025-06-09", "2025-06-10", "2025-06-10", "2025-06-11"]
+    lines = [
+        "ctxkit: 1",
+        'now: "2025-06-12T09:00:00Z"',
+        "model: {provider: openai, name: o3, max_input_tokens: 200000}",
+        "tokenizer: approx",
+        "settings: {cache: {min_tokens: 32, increment: 1}}",
+        'prompts: {system: "You answer questions about invoices in one long and careful paragraph.", '
+        "datetime_aware: false}",
+        "messages:",
+    ]
+    parent = "null"
+    for n, day in enumerate(days):
+        text = f"Question {n} about invoice {n * 7}: " + "which line of it holds the tax and why " * 6
+        lines.append(f'  - {{id: u{n}, role: user, parent: {parent}, text: "{text}", at: "{day}T10:00:00Z"}}')
+        if n < len(days) - 1:
+            answer = f"Answer {n}: the tax is on line {n + 3}. " + "It is added after the discount. " * 5
+            lines.append(f'  - {{id: a{n}, role: assistant, parent: u{n}, text: "{answer}", at: "{day}T10:00:30Z"}}')
+            parent = f"a{n}"
+    path = tmp_path / "priced.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fixture = load_fixture(str(path))
+    replayed = replay(fixture)
+    prices = set()
+    for c in replayed.calls:
+        cost = Pricer("openai", "o3", None).cost(
+            c.prompt_tokens, c.cached_tokens, c.cache_write_tokens, c.output_tokens, c.clock
+        )
+        without = Pricer("openai", "o3", None).cost(c.prompt_tokens, 0, 0, c.output_tokens, c.clock)
+        assert (str(c.cost), str(c.cost_without_cache)) == (str(cost), str(without))
+        prices.add(str(Pricer("openai", "o3", None).cost(1_000_000, 0, 0, 0, c.clock)))
+    assert len(prices) == 2  # the price changed between calls

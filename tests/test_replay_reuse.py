@@ -67,7 +67,12 @@ def _fixed_equal(a: Any) -> object:
     warnings included; returns the state's value for the call itself."""
     state = a.converted.state
     got = None
-    variants = (a.eff, replace(a.eff, now=None), replace(a.eff, max_input_tokens=a.eff.max_input_tokens + 1))
+    variants = (
+        a.eff,
+        replace(a.eff, now=None),
+        replace(a.eff, max_input_tokens=a.eff.max_input_tokens + 1),
+        replace(a.eff, max_input_tokens=a.eff.max_input_tokens * 2),  # the same date and turn, another budget
+    )
     for eff in variants:
         mine, theirs = Record(), Record()
         fixed = state.fixed_parts(eff, a.meter, mine)
@@ -499,3 +504,13 @@ def test_settings_warnings_made_once_per_settings_equal_afresh(monkeypatch: pyte
         other = replace(eff, model="claude-sonnet-4-5")
         assert loop._settings_warnings(other) == pipeline.settings_warnings(other)
         assert loop._settings_warnings(eff) == pipeline.settings_warnings(eff)
+
+
+def test_r_asm_3_the_tails_shared_fates_equal_the_fates_made_afresh() -> None:
+    """R-ASM-3's fates of the last user message and the in-flight ones are one shared value each
+    when the message has no notes (every call): equal to the fate made for it, notes or not."""
+    for shared, segment in ((assemble._LAST_USER, Segment.LAST_USER), (assemble._IN_TURN, Segment.IN_TURN)):
+        for notes in ((), ("a note",), ("one", "two")):
+            made = assemble._tail_fate(shared, notes)
+            assert repr(made) == repr(Fated(Fate.KEPT, "R-ASM-3", segment, notes))
+            assert (made is shared) == (not notes)

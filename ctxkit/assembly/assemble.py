@@ -196,10 +196,11 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
     kept = steps.cacheable(answered.kept)
     older = Older(converted, cut=first, end=cut.end)
     fates = steps.decided(cut.head, eviction.evicted, answered.orphans, kept)
-    fates[last_user.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER, last_user.notes)
+    fates[last_user.key] = _tail_fate(_LAST_USER, last_user.notes)
     for w in answered.in_turn:
-        fates[w.key] = Fated(Fate.KEPT, "R-ASM-3", Segment.IN_TURN, w.notes)
+        fates[w.key] = _tail_fate(_IN_TURN, w.notes)
     segments = _segments(fixed, kept, eviction.listing, last_user, answered.in_turn)
+    left_out = cut.head + eviction.evicted if eviction.evicted else cut.head  # read, never changed
     return Assembly(
         eff=eff,
         meter=meter,
@@ -207,16 +208,25 @@ def assemble(eff: Effective, *, state: Incremental | None = None) -> Assembly:
         converted=converted,
         messages=_in_order(segments),
         segments=segments,
-        fates=Fates(fates, older, cut.head + eviction.evicted),
+        fates=Fates(fates, older, left_out),
         history_budget=fixed.budget,
         available=fixed.available,
         reserved=fixed.reserved,
         project=fixed.project,
-        dropped=DroppedHistory(older, cut.head + eviction.evicted),
+        dropped=DroppedHistory(older, left_out),
         forgotten=eviction.found,
         clock_dependent=fixed.clock_dependent,
         record=record,
     )
+
+
+_LAST_USER = Fated(Fate.KEPT, "R-ASM-3", Segment.LAST_USER)  # R-ASM-3's fates without notes (most): one each
+_IN_TURN = Fated(Fate.KEPT, "R-ASM-3", Segment.IN_TURN)
+
+
+def _tail_fate(shared: Fated, notes: tuple[str, ...]) -> Fated:
+    """R-ASM-3's fate of a message of the tail: `shared` (a frozen value) when it has no notes."""
+    return shared if not notes else Fated(shared.fate, shared.rule, shared.segment, notes)
 
 
 def _in_order(segments: dict[Segment, list[Working]]) -> list[Working]:

@@ -32,11 +32,27 @@ class Pricer:
         self._model: Any = None  # the package's model and provider, found on the first call
         self._provider: Any = None
         self._rates: dict[int, tuple[Any, _Rates | None]] = {}  # per price set in force (kept alive here)
+        self._clock: datetime | None = None  # the last clock priced from the package's untiered rates, and those
+        self._at: _Rates | None = None
+
+    def costs(
+        self, prompt: int, cached: int, written: int, output: int | None, clock: datetime | None
+    ) -> tuple[Decimal | None, Decimal | None]:
+        """The call's cost and its cost without the cache: `cost(prompt, cached, written, output,
+        clock)` and `cost(prompt, 0, 0, output, clock)`, one Decimal for both when nothing was read
+        from the cache nor written to it (the same price; replay keeps a row per call)."""
+        cost = self.cost(prompt, cached, written, output, clock)
+        if not cached and not written:
+            return cost, cost
+        return cost, self.cost(prompt, 0, 0, output, clock)
 
     def cost(
         self, prompt: int, cached: int, written: int, output: int | None, clock: datetime | None
     ) -> Decimal | None:
         out = output or 0
+        if clock is self._clock and clock is not None:  # the last call's clock object (a replay's calls share
+            assert self._at is not None  # theirs): the rates found for it, not looked up again (R-RPL-9)
+            return self._at.cost(prompt, cached, written, out)
         if self.prices is not None:
             p = self.prices
             uncached = prompt - cached - written
@@ -62,6 +78,8 @@ class Pricer:
         if rates[1] is None:  # tiered prices: not linear in the counts, ask the package every time
             usage = self._usage(prompt, cached, written, output)
             return Decimal(self._model.calc_price(usage, self._provider, genai_request_timestamp=clock).total_price)
+        if clock is not None:  # the prices in force at this very clock object: the same for its next calls
+            self._clock, self._at = clock, rates[1]
         return rates[1].cost(prompt, cached, written, output)
 
     def _usage(self, prompt: int, cached: int, written: int, output: int) -> Any:

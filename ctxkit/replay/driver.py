@@ -138,7 +138,7 @@ class _Loop:
         columns = self.numbers.columns(items, request.carried)  # keys as numbers (4 bytes an item), tokens, breakpoints
         prompt = columns.total + priming_tokens(result.payload, meter=meter)  # `prompt_tokens` (R-RPL-4)
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
-        self._warnings(index, call, result)
+        self._warnings(index, call, result, prompt)
         keys = columns.keys
         hit = self.cache.add(items, call.clock, keys, columns)
         view, dropped = breaks.view(result, request, keys, call.user.id, columns)
@@ -148,11 +148,7 @@ class _Loop:
         brk = breaks.find(view, dropped, other, common, expired=hit.expired, ancestry=self.ancestry)
         self.views[index] = view  # kept whole for the next call (an expired one reads it from item 0)
         output = _output_tokens(call.output, meter)
-        cost = self.pricer.cost(prompt, hit.cached_tokens, hit.write_tokens, output, call.clock)
-        if hit.cached_tokens or hit.write_tokens:
-            without = self.pricer.cost(prompt, 0, 0, output, call.clock)
-        else:  # nothing read from the cache nor written to it: the same price, one Decimal for both
-            without = cost
+        cost, without = self.pricer.costs(prompt, hit.cached_tokens, hit.write_tokens, output, call.clock)
         return _new_row(  # CallRow's fields in order
             index,
             call.user.id,
@@ -176,11 +172,12 @@ class _Loop:
             0,  # unread_write_tokens: known once every call is in (`replay`)
         )
 
-    def _warnings(self, index: int, call: ReplayCall, result: Result) -> None:
+    def _warnings(self, index: int, call: ReplayCall, result: Result, wire_tokens: int) -> None:
         """The call's warnings noted (R-ASM-9's with how far it is over: see `Warned`); listed only
-        when there is one (most calls have none)."""
-        settings = self._settings_warnings(result.assembly.eff)
-        over_window = result.wire_tokens() > result.max_input_tokens  # R-ASM-9: `result.over_window_tokens() > 0`
+        when there is one (most calls have none). `wire_tokens`: `result.wire_tokens()`, given."""
+        eff = result.assembly.eff
+        settings = self._settings_warnings(eff)
+        over_window = wire_tokens > eff.max_input_tokens  # R-ASM-9: `result.over_window_tokens() > 0`
         if settings or result.assembly.record.warnings or result.payload.prepared.warnings or over_window:
             for w in result.typed_warnings(settings):
                 over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0

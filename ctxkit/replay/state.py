@@ -61,7 +61,8 @@ class State(Arrays):
         self.translation = TranslationMemo()
         self._basis: tuple[object, ...] | None = None
         self._effective: tuple[Options | None, Effective] | None = None  # the last call's options and settings
-        self._fixed: list[tuple[tuple[object, ...], Fixed, tuple[str, ...]]] = []  # newest first
+        self._settings: tuple[object, ...] | None = None  # the last call's settings as a part kept holds them
+        self._fixed: list[tuple[str, Turn, tuple[object, ...], Fixed, tuple[str, ...]]] = []  # newest first
         self._turned: dict[int, tuple[tuple[InFlightMessage, ...], TurnOverrides, Turn]] = {}  # by in-flight count
         self._turns: dict[
             Turn, Turn
@@ -131,9 +132,8 @@ class State(Arrays):
         the system prompt shows, the turn state (R-TURN-2) and the call's settings (the same for
         most calls of a replay); the warnings they gave are given again."""
         f = eff.fixture
-        basis = (
-            self._today(eff),
-            self._turn(f),
+        date, turn = self._today(eff), self._turn(f)
+        settings = (
             eff.provider,
             eff.model,
             eff.tokenizer,
@@ -149,20 +149,26 @@ class State(Arrays):
             f.project_files,
             f.source,
         )
-        fixed = self._fixed
-        if fixed and all(map(is_, basis, fixed[0][0])):  # the last call's (most calls): no value compared
-            found: tuple[tuple[object, ...], Fixed, tuple[str, ...]] | None = fixed[0]
-        else:  # another date or turn state seen before (a question's tool turns): by identity first
-            found = next((entry for entry in fixed if all(map(is_, basis, entry[0]))), None)
-            found = found or next((entry for entry in fixed if entry[0] == basis), None)
+        fixed, last = self._fixed, self._settings
+        if last is None or not all(map(is_, settings, last)):  # not the last call's objects (a few calls):
+            last = next((e[2] for e in fixed if all(map(is_, settings, e[2]))), None)  # those of a part kept,
+            last = last or next((e[2] for e in fixed if e[2] == settings), None) or settings  # or equal ones
+            self._settings = last
+        found: tuple[str, Turn, tuple[object, ...], Fixed, tuple[str, ...]] | None = None
+        for entry in fixed:  # the date, turn state and settings are shared objects (`_today`, `_turn`)
+            if entry[0] is date and entry[1] is turn and entry[2] is last:
+                found = entry
+                break
+        else:
+            found = next((e for e in fixed if e[2] is last and e[0] == date and e[1] == turn), None)
         if found is None:
             made = Record()
-            found = (basis, fixed_parts(eff, meter, made), tuple(made.warnings))
-            del self._fixed[_FIXED_KEPT - 1 :]
-            self._fixed.insert(0, found)
-        for text in found[2]:
+            found = (date, turn, last, fixed_parts(eff, meter, made), tuple(made.warnings))
+            del fixed[_FIXED_KEPT - 1 :]
+            fixed.insert(0, found)
+        for text in found[4]:
             record.warn(text)
-        return found[1]
+        return found[3]
 
     def _today(self, eff: Effective) -> str:
         """`today(eff)` (R-SYS-2), formatted again only for another clock object than the last call's
@@ -201,7 +207,7 @@ class State(Arrays):
         if used > room:  # truncation stops among them: the walk
             return truncate_afresh(converted, last, room, meter)
         head = converted.head_units
-        base, lo, n = converted.base, max(first - head, 0), len(converted.stored)
+        base, lo, n = converted.base, max(first - head, 0), converted.end - converted.base
         start, stop = self.ends[base + lo], self.ends[base + n]
         sums = self._sums_to(stop, meter)
         s = bisect_left(sums, sums[stop] - (room - used), start, stop)
@@ -244,16 +250,22 @@ class State(Arrays):
         runs = [r for r in self._runs(kept, self.works) if r[1] >= 0]
         if not runs or self.answers.odd:
             return drop_orphans_afresh(kept, in_turn)
-        i, a, k = max(runs, key=itemgetter(2))
+        i, a, k = runs[0] if len(runs) == 1 else max(runs, key=itemgetter(2))
         b, works, answers = a + k, self.works, self.answers
-        head = drop_orphans_afresh(kept[:i], []) if i else Answered(kept=[], in_turn=[], orphans=[])
-        before = {c.id for w in head.kept for c in w.tool_calls}
+        if i:  # the summary before the run
+            head = drop_orphans_afresh(kept[:i], [])
+            before = {c.id for w in head.kept for c in w.tool_calls}
+        else:
+            head, before = Answered(kept=[], in_turn=[], orphans=[]), set()
         lost = answers.orphans(a, b, works, before)
+        if i + k == len(kept) and not in_turn:  # nothing after the run (most calls): nothing to walk
+            rest = Answered(kept=[], in_turn=[], orphans=[])
+        else:
 
-        def announced(call: str | None) -> bool:
-            return call in before or answers.announced(call, a, b)
+            def announced(call: str | None) -> bool:
+                return call in before or answers.announced(call, a, b)
 
-        rest = drop_orphans_afresh(kept[i + k :], in_turn, announced)
+            rest = drop_orphans_afresh(kept[i + k :], in_turn, announced)
         if not lost and not head.orphans and not rest.orphans:  # nothing left out (most calls): the very list,
             return Answered(kept=kept, in_turn=rest.in_turn, orphans=[])  # as the step before noted it
         run, start = head.kept, a

@@ -27,8 +27,10 @@ class WindowConversion(convert.Converted):
         self.state = state
         super().__init__(branch, fixture, templates)
         self.base = branch.cut  # the index of stored[0] on the root path (after what the summary removes)
-        self.head_units = self.units - 1 - len(self.stored)  # 1 when a summary applies
-        state.sync(branch.path, self.base + len(self.stored), self)
+        self.end = self.base + len(self.stored)  # the index past the last stored message on the root path
+        self.head_units = self.units - 1 - (self.end - self.base)  # 1 when a summary applies
+        self._last = self.stored[-1] if self.end > self.base else None  # the last stored message
+        state.sync(branch.path, self.end, self)
 
     def _file_index(self, fixture: Fixture) -> dict[str, FileRecord]:
         return self.state.files  # made when the files changed (`State.converted`)
@@ -44,8 +46,8 @@ class WindowConversion(convert.Converted):
     def synced(self) -> bool:
         """Whether the state's window still runs over this call's stored messages (a later call
         may have moved it)."""
-        path, end = self.state.path, self.base + len(self.stored)
-        return len(path) >= end and (not self.stored or path[end - 1] is self.stored[-1])
+        path, end = self.state.path, self.end
+        return len(path) >= end and (end == self.base or path[end - 1] is self._last)
 
     def unit_of(self, message_id: str) -> int | None:
         s = self._branch.summary
