@@ -43,8 +43,10 @@ class Converted:
             self._head = (
                 Working(MessageKey(s.id), Kind.ASSISTANT, s.text, s.tokens, source_id=s.id, origin=Origin.SUMMARY),
             )
-        user, live = branch.last_user, branch.live
-        self.stored = live.part(0, len(live) - 1) if user is not None else live  # before the last user message
+        user, last = branch.last_user, branch.last
+        # before the last user message (`branch.live` but its last message: the last user message
+        # is at or after the cut, R-TURN-1)
+        self.stored = branch.path.part(branch.cut, last) if last is not None else branch.live
         self.last_user: Working | None = None
         self.pinned: tuple[Working, ...] = ()  # the files pinned to the last user message (R-CONV-1)
         if user is not None:

@@ -238,22 +238,35 @@ class Ancestry:
 
     def __init__(self, fixture: Fixture) -> None:
         children: dict[str | None, list[str]] = {}
+        parent: dict[str, str | None] = {}
         for m in fixture.messages:
-            if m.role is not Role.SUMMARY:
+            if m.role is not _SUMMARY:
                 children.setdefault(m.parent, []).append(m.id)
-        self._number: dict[str, int] = {}  # id → entry number
-        self._last = array("q")  # entry number → the last entry number of its subtree
-        number, last = self._number, self._last
-        stack: list[tuple[str, bool]] = [(c, False) for c in reversed(children.get(None, []))]
+                parent[m.id] = m.parent
+        order: list[str] = []  # the walk's entry order
+        visit, kids = order.append, children.get
+        stack = children.get(None, [])[::-1]
         while stack:
-            node, done = stack.pop()
-            if done:
-                last[number[node]] = len(number) - 1
-                continue
-            number[node] = len(number)
-            last.append(0)
-            stack.append((node, True))
-            stack.extend((c, False) for c in reversed(children.get(node, [])))
+            node: str | None = stack.pop()
+            while node is not None:  # down the first children (a linear history: one run), the others stacked
+                visit(node)
+                below = kids(node)
+                if below is None:
+                    node = None
+                else:
+                    if len(below) > 1:
+                        stack += below[:0:-1]
+                    node = below[0]
+        self._number: dict[str, int] = dict(zip(order, range(len(order)), strict=True))  # id → entry number
+        number = self._number
+        # entry number → the last entry number of its subtree: a subtree's entries follow its root's,
+        # so walking back, each entry's last is final before it is handed to its parent
+        self._last = last = array("q", range(len(order)))
+        ups = [number.get(p, -1) if p is not None else -1 for p in map(parent.__getitem__, order)]
+        for n in range(len(order) - 1, 0, -1):
+            up = ups[n]
+            if up >= 0 and last[n] > last[up]:
+                last[up] = last[n]
 
     def above(self, ancestor: str, node: str) -> bool:
         """`ancestor` is `node` or on its path from the root."""

@@ -120,10 +120,18 @@ class Arrays:
             del mine[common:]
             del self.ends[common + 1 :]
             self._cut(self.ends[common])
+        if len(mine) >= upto:
+            return
+        of, at = path.under[:2] if isinstance(path, tree.Stretch) else (path, 0)  # read by position, in C
+        files, fixture, templates = converted._files, converted._fixture, converted._templates
+        done, append = self._done, self._append
         for k in range(len(mine), upto):
-            m = path[k]
-            for w in converted.of(m):
-                self._append(w)
+            m = of[at + k]
+            found = done.get(m.id)  # `message(m, ...)`: a message the window reaches is kept converted
+            if found is None or found[0] is not m:
+                found = done[m.id] = (m, convert.message(m, files, fixture, templates))
+            for w in found[1]:
+                append(w)
             self.ends.append(len(self.works))
             mine.append(m)
 

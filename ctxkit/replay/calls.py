@@ -193,7 +193,7 @@ class Planner:
         fixture = self.fixture
         if self.summaries.synthetic:
             fixture = replace(fixture, messages=self.summaries.messages)
-        summary = tree.select(fixture, self.options.leaf or fixture.leaf).summary
+        summary = self.select(fixture, self.options.leaf or fixture.leaf).summary  # the branch assembly selects
         yield ReplayCall(user, len(starts), True, True, fixture, self.options, self.clocks.now, None, summary)
 
     def _derived(
@@ -203,7 +203,7 @@ class Planner:
         messages = self.summaries.visible(user)
         seen = self.fixture if messages is self.fixture.messages else _with_messages(self.fixture, messages)
         branch = self.select(seen, user.id)
-        clock = self.clocks.at(loop, branch.live)  # R-RPL-3
+        clock = self.clocks.on(loop, branch)  # R-RPL-3: `clocks.at(loop, branch.live)`
         fixture = _derive_fixture(self.fixture, messages, user.id, loop, _NO_OVERRIDES, clock)
         return ReplayCall(user, step, on_branch, False, fixture, self._options, clock, output, branch.summary)
 

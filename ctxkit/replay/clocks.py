@@ -11,7 +11,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from ctxkit.history.tree import Stretch
+from ctxkit.history.tree import Branch, Stretch
 from ctxkit.loading.domain import Fixture, InFlightMessage, StoredMessage
 
 
@@ -31,11 +31,23 @@ class Clocks:
         """R-RPL-3: the last dated message sent (in flight first, then the live branch), else `now`."""
         return (last_at(loop) if loop else None) or self._last_live_at(live) or self.now
 
+    def on(self, loop: Sequence[InFlightMessage], branch: Branch) -> datetime | None:
+        """`at(loop, branch.live)`, read off the branch's path by position (no stretch made)."""
+        found = last_at(loop) if loop else None
+        if found is None:
+            of, start, stop = branch.path.under
+            first, end = start + branch.cut, stop if branch.last is None else start + branch.last + 1
+            found = self._latest(of, first, max(first, end))  # `branch.live`'s positions
+        return found or self.now
+
     def _last_live_at(self, live: Sequence[StoredMessage]) -> datetime | None:
         """`last_at(live)`, from the array when `live` is a `Stretch`."""
         if not isinstance(live, Stretch):
             return last_at(live)
-        of, start, stop = live.under
+        return self._latest(*live.under)
+
+    def _latest(self, of: Sequence[StoredMessage], start: int, stop: int) -> datetime | None:
+        """`last_at(of[start:stop])`, from the array."""
         if stop <= start:
             return None
         dated = self._dated
