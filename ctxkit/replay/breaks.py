@@ -97,7 +97,9 @@ class MappedCall:
         min(m, t) items here, so the tokens lost are those from `common` on less, for each key
         with m > t, its last m - t items here (`_last_tokens`). Against the last call, when this
         call starts with its first `common` keys, m - t is the whole calls' M - T (the shared
-        start holds the key as often on both sides): the keys `columns.surplus` carries. Against
+        start holds the key as often on both sides): the keys `columns.surplus` carries, whose
+        last items are the new ones where the last call did not send the key at all
+        (`Columns.fresh_last`, no search), else looked for from the end (`unplaced`). Against
         another call, m - t is what the items in no run the two share hold (`_surplus`). Either
         way the Python work follows what changed, not the window (R-RPL-6, R-RPL-9)."""
         c = self.columns
@@ -109,7 +111,7 @@ class MappedCall:
             and len(c.surplus) <= _FEW
             and (_leads(c.runs, common) or c.keys[:common] == c.last_keys[:common])
         ):
-            return c.tokens_from(common) - _last_tokens(c.keys, c.tokens, c.surplus)
+            return c.tokens_from(common) - c.fresh_last - _last_tokens(c.keys, c.tokens, c.unplaced)
         keys, tokens, theirs = c.keys[common:], c.tokens[common:], cand.keys_from(common)
         surplus = _surplus(keys, theirs)
         if surplus is None:  # little in common: the sets

@@ -19,8 +19,9 @@ from itertools import accumulate, compress, islice
 from operator import itemgetter
 
 from ctxkit.loading.cache_rules import Mode, Rules, rules
-from ctxkit.replay.prefix import Columns, common_prefix
+from ctxkit.replay.prefix import Columns
 from ctxkit.replay.trie import Keys, Trie, Walked
+from ctxkit.translate.itemmemo import common_run
 from ctxkit.translate.items import Item
 
 __all__ = ["Cache", "Hit", "Keys", "Limit", "Mode", "Rules", "rules"]
@@ -96,7 +97,7 @@ class Cache:
             first = max(first, index - 1)
         if keys is None:
             keys = tuple(map(_KEY, items))
-        shared = common_prefix(keys, self.trie.keys) if self.incremental else 0
+        shared = _shared(keys, self.trie.keys, columns) if self.incremental else 0
         path = self.trie.walk(keys, first, shared)
         common = path.common
         candidate = path.latest if common else (index - 1 if index > first else None)
@@ -218,6 +219,21 @@ class Cache:
         if read < prefix:
             limit = Limit.LOOKBACK if beyond else (Limit.MINIMUM if unstored else None)
         return Hit(candidate, expired, path.common, prefix, read, written, limit), read_end
+
+
+def _shared(keys: Keys, last: Keys, columns: Columns | None) -> int:
+    """`common_prefix(keys, last)`: the leading items this call shares with the last one. When the
+    columns' first run of items the two calls share starts both (`Columns.runs`, the item memo's),
+    its keys are known equal, and only what follows it is compared (mostly one item, the place
+    where the prompts part)."""
+    start, most = 0, min(len(keys), len(last))
+    if columns is not None and columns.last_keys is last and columns.runs:
+        i, j, k = columns.runs[0]
+        if i == 0 and j == 0:
+            start = k
+    if start >= most or keys[start] != last[start]:
+        return min(start, most)
+    return start + common_run(keys, start, last, start, most - start)
 
 
 def _ends(items: Sequence[Item], tokens: Sequence[int] | None) -> list[int]:

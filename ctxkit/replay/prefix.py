@@ -69,6 +69,11 @@ class Columns(NamedTuple):
     surplus: Sequence[tuple[int, int]] = ()  # each key this call sends more often than the last call, and how much more
     repeated: frozenset[int] = frozenset()  # the keys this call sends more than once
     total: int = 0  # the sum of `tokens`, carried: the last call's less the items that left plus the new ones
+    # of `surplus`, the keys the last call did not send: all their items are new ones, so their
+    # last items are known here; these are their tokens (`fresh_last`) and the other surplus keys
+    # (`unplaced`, whose last items are looked for: `breaks._last_tokens`)
+    fresh_last: int = 0
+    unplaced: Sequence[tuple[int, int]] = ()
 
     def tokens_from(self, n: int) -> int:
         """The tokens of the items from `n` on, summed over the shorter side of `n` (`total`)."""
@@ -137,15 +142,22 @@ class Numbers:
             gone += range(then, j)
             then = j + k
         total -= sum(map(lent.tokens.__getitem__, gone))
-        surplus = self._recount([lent.keys[q] for q in gone], [numbers[p] for p in fresh])
-        made = Columns(numbers, tokens, b"".join(marks), before, shared, lent.keys, surplus, self._twice, total)
+        joined = [numbers[p] for p in fresh]
+        surplus, had = self._recount([lent.keys[q] for q in gone], joined)
+        fresh_last, unplaced = 0, surplus
+        if surplus:  # a key the last call did not send: its items here are all new ones
+            fresh_last = sum(tokens[p] for p, key in zip(fresh, joined, strict=True) if not had[key])
+            unplaced = [s for s in surplus if had[s[0]]]
+        marked, twice = b"".join(marks), self._twice
+        made = Columns(numbers, tokens, marked, before, shared, lent.keys, surplus, twice, total, fresh_last, unplaced)
         self._last = (items, made)
         return made
 
-    def _recount(self, left: list[int], joined: list[int]) -> list[tuple[int, int]]:
+    def _recount(self, left: list[int], joined: list[int]) -> tuple[list[tuple[int, int]], dict[int, int]]:
         """The counts carried from the last call to this one: the keys of the last call's items
         in no run leave them, this call's join them. Returns each key this call sends more often
-        than the last, and how much more (`Columns.surplus`); `_twice` follows."""
+        than the last, and how much more (`Columns.surplus`), and the last call's count of each
+        key that left or joined; `_twice` follows."""
         counts, repeated = self._counts, self._repeated
         was = {key: counts.get(key, 0) for key in (*left, *joined)}  # the last call's counts of the keys that change
         for key in left:
@@ -168,7 +180,7 @@ class Numbers:
                     repeated.discard(key)
         if moved:
             self._twice = frozenset(repeated)
-        return surplus
+        return surplus, was
 
     def _looked(self, items: Sequence[Item], start: int, end: int) -> array[int]:
         keys = list(map(_KEY, items[start:end]))

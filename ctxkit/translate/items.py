@@ -305,10 +305,11 @@ def _preamble_body(payload: Payload, messages: Sequence[Sent]) -> dict[str, Any]
     return payload.head
 
 
-def priming_tokens(payload: Payload, *, meter: ItemMeter) -> int:
+def priming_tokens(payload: Payload, *, meter: ItemMeter, memo: ItemMemo | None = None) -> int:
     """The reply priming the provider adds once per request (Gemini: none; Anthropic: none after
-    a final assistant message, which the reply continues)."""
-    return _rules(payload, meter).priming_after(_last_role(payload))
+    a final assistant message, which the reply continues). `memo`: the replay's item memo, whose
+    counting rules are the same object while provider, model and tokenizer stay (`ItemMemo.rules`)."""
+    return _rules(payload, meter, memo).priming_after(_last_role(payload))
 
 
 def _last_role(payload: Payload) -> str | None:
