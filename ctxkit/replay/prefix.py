@@ -120,40 +120,42 @@ class Numbers:
         (`Prompt.carried`, the item memo's); taken when those are the items of this object's last
         call, else the runs are found (`runs`)."""
         before, lent = self._last
-        numbers, tokens, marks, at = array("i"), array("q"), [], 0
         shared = carried[1] if carried is not None and carried[0] is before else runs(items, before)
-        fresh: list[int] = []  # the items in no run
-        total = lent.total
-        for i, j, k in [*shared, (len(items), 0, 0)]:
-            if at < i:
-                numbers += self._looked(items, at, i)
-                piece = array("q", map(_TOKENS, items[at:i]))  # a slice: islice would step over the first `at`
-                tokens += piece
-                total += sum(piece)
-                marks.append(bytes(map(_BREAKPOINT, items[at:i])))
-                fresh += range(at, i)
-            numbers += lent.keys[j : j + k]
-            tokens += lent.tokens[j : j + k]
-            marks.append(lent.marks[j : j + k])
-            at = i + k
-        gone: list[int] = []
-        then = 0
-        for _, j, k in [*shared, (0, len(before), 0)]:  # the last call's items in no run
-            gone += range(then, j)
-            then = j + k
-        total -= sum(map(lent.tokens.__getitem__, gone))
-        joined = [numbers[p] for p in fresh]
-        surplus, had = self._recount([lent.keys[q] for q in gone], joined)
+        last_keys, last_tokens, last_marks = lent.keys, lent.tokens, lent.marks
+        numbers, tokens, marks = array("i"), array("q"), []
+        joined: list[int] = []  # the keys of the items in no run, in order
+        costs: list[int] = []  # and their tokens
+        left = array("i")  # the keys of the last call's items in no run
+        total, at, then = lent.total, 0, 0
+        for i, j, k in [*shared, (len(items), len(before), 0)]:
+            if at < i:  # this call's items in no run
+                piece = items[at:i]
+                found = self._looked(piece)
+                numbers.extend(found)
+                joined += found
+                new = array("q", map(_TOKENS, piece))
+                tokens += new
+                costs += new
+                total += sum(new)
+                marks.append(bytes(map(_BREAKPOINT, piece)))
+            if then < j:  # the last call's items in no run
+                left += last_keys[then:j]
+                total -= sum(last_tokens[then:j])
+            numbers += last_keys[j : j + k]
+            tokens += last_tokens[j : j + k]
+            marks.append(last_marks[j : j + k])
+            at, then = i + k, j + k
+        surplus, had = self._recount(left, joined)
         fresh_last, unplaced = 0, surplus
         if surplus:  # a key the last call did not send: its items here are all new ones
-            fresh_last = sum(tokens[p] for p, key in zip(fresh, joined, strict=True) if not had[key])
+            fresh_last = sum(cost for cost, key in zip(costs, joined, strict=True) if not had[key])
             unplaced = [s for s in surplus if had[s[0]]]
         marked, twice = b"".join(marks), self._twice
         made = Columns(numbers, tokens, marked, before, shared, lent.keys, surplus, twice, total, fresh_last, unplaced)
         self._last = (items, made)
         return made
 
-    def _recount(self, left: list[int], joined: list[int]) -> tuple[list[tuple[int, int]], dict[int, int]]:
+    def _recount(self, left: Sequence[int], joined: list[int]) -> tuple[list[tuple[int, int]], dict[int, int]]:
         """The counts carried from the last call to this one: the keys of the last call's items
         in no run leave them, this call's join them. Returns each key this call sends more often
         than the last, and how much more (`Columns.surplus`), and the last call's count of each
@@ -182,9 +184,10 @@ class Numbers:
             self._twice = frozenset(repeated)
         return surplus, was
 
-    def _looked(self, items: Sequence[Item], start: int, end: int) -> array[int]:
-        keys = list(map(_KEY, items[start:end]))
+    def _looked(self, items: Sequence[Item]) -> list[int]:
+        """The items' key numbers, a key not numbered yet numbered now (usually a new message or two)."""
+        keys = list(map(_KEY, items))
         found = list(map(self._ids.get, keys, repeat(-1)))
-        for at in each(found, -1):  # a key not numbered yet (usually a new message or two)
+        for at in each(found, -1):
             found[at] = self._ids.setdefault(keys[at], len(self._ids))
-        return array("i", found)
+        return found
