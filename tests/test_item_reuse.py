@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
@@ -213,3 +215,141 @@ def test_r_rpl_4_a_log_replay_counts_as_with_rules_made_per_record(monkeypatch: 
     kept = ctxkit(*args, "--tokenizer", "approx").out
     monkeypatch.setattr(ItemMemo, "rules", lambda self, provider, model, tok: rules_for(provider, model, tok))
     assert kept == ctxkit(*args, "--tokenizer", "approx").out
+
+
+def _free(parts: list[Any], frame: int | None = 1, role: str = "user") -> Sent:
+    """A message whose items follow from its own fields (`context_free`), unless `frame` is None."""
+    return Sent(role, parts, None, [(("k", str(parts)), 3)], frame)
+
+
+def test_r_rpl_9_moved_runs_go_on_over_equal_messages_only_where_they_are_context_free() -> None:
+    """A moved run starts at the very same message and goes on over equal ones (compared in C)
+    while the last request's message is context-free; an equal copy of one that is not (its
+    framing read from the request's call names, or its images' files) ends the run unless it is
+    the very same object."""
+    from dataclasses import replace
+
+    from ctxkit.translate.itemmemo import ItemMemo, context_free
+
+    a, b, c, d = ([{"n": n}] for n in range(4))
+    old = [_free(a), _free(b), _free(c, None), _free(d)]
+    assert [context_free(s) for s in old] == [True, True, False, True]
+    bound = [2]  # the positions in `old` that are not context-free
+    fresh = _free([{"n": 5}])
+    copies = [replace(s, parts=list(s.parts)) for s in old]  # equal, not the same objects nor parts lists
+    # slid by one: a is the very object, b an equal copy (context-free: its items), c an equal copy
+    # that is not context-free (made again), d the very object
+    new = [fresh, old[0], copies[1], copies[2], old[3]]
+    assert ItemMemo()._moved(new, 0, 5, old, 0, 4, bound) == [(1, 0, 2), (4, 3, 1)]
+    # the very object of one that is not context-free goes on with the run
+    assert ItemMemo()._moved([fresh, old[0], copies[1], old[2], old[3]], 0, 5, old, 0, 4, bound) == [(1, 0, 4)]
+    # without the positions (None), only the very objects
+    assert ItemMemo()._moved(new, 0, 5, old, 0, 4) == [(1, 0, 1), (4, 3, 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_r_rpl_9_each_moved_run_holds_the_very_messages_equal_context_free_ones_or_their_parts(data: Any) -> None:
+    """Every pair of messages a moved run matches is the very same message, or equal with the last
+    request's one context-free, or holds the very same parts list with the same framing and role."""
+    from dataclasses import replace
+
+    from ctxkit.translate.itemmemo import ItemMemo, context_free
+
+    parts = [[{"n": n}] for n in range(6)]
+    old = [
+        _free(parts[data.draw(st.integers(0, 5))], data.draw(st.sampled_from([1, 2, None])))
+        for _ in range(data.draw(st.integers(1, 12)))
+    ]
+    bound = [n for n, s in enumerate(old) if not context_free(s)]
+    new: list[Sent] = []
+    for _ in range(data.draw(st.integers(1, 14))):
+        how = data.draw(st.sampled_from(["same", "copy", "deep", "reframed", "other"]))
+        s = data.draw(st.sampled_from(old))
+        if how == "copy":
+            s = replace(s)
+        elif how == "deep":
+            s = replace(s, parts=list(s.parts))
+        elif how == "reframed":
+            s = replace(s, frame=7)
+        elif how == "other":
+            s = _free([{"n": data.draw(st.integers(0, 9))}], data.draw(st.sampled_from([1, None])))
+        new.append(s)
+    for i, j, k in ItemMemo()._moved(new, 0, len(new), old, 0, len(old), bound):
+        for x, y in zip(new[i : i + k], old[j : j + k], strict=True):
+            assert (
+                x is y
+                or (x == y and context_free(y))
+                or (x.parts is y.parts and (x.frame, x.role) == (y.frame, y.role))
+            )
+
+
+@pytest.mark.parametrize("provider", ["openai", "ollama"])
+@pytest.mark.parametrize("fixture", ["image_cap_azure.yaml", "replay/image_cap.yaml", "project_files.yaml", "history"])
+def test_r_rpl_9_the_kept_positions_of_messages_not_context_free_equal_a_fresh_scan(
+    provider: str, fixture: str, history: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ItemMemo.keep` is given, for each request, the positions of its messages that are not
+    context-free, carried through the runs from the last request's: the same as looking at every
+    message of the request. On the sliding history every assistant message counts as not
+    context-free besides (so that runs carry some), and each call's items still equal a fresh
+    call's (fewer equal messages are taken, never others)."""
+    from ctxkit.translate import itemmemo, items
+
+    keep, seen = itemmemo.ItemMemo.keep, []
+    free = itemmemo.context_free
+    if fixture == "history":
+
+        def free(sent: Sent) -> bool:
+            return sent.role != "assistant" and itemmemo.context_free(sent)
+
+        monkeypatch.setattr(items, "context_free", free)
+
+    def checking(self: Any, payload: Any, messages: Any, *args: Any, **kw: Any) -> None:
+        seen.append(kw["bound"])
+        assert kw["bound"] == [n for n, s in enumerate(messages) if not free(s)]
+        keep(self, payload, messages, *args, **kw)
+
+    monkeypatch.setattr(itemmemo.ItemMemo, "keep", checking)
+    if fixture == "history":
+        assert (
+            replay_against_fresh(
+                load_fixture(str(history)), Options(provider=provider, max_input_tokens=3000), monkeypatch
+            )
+            > 50
+        )
+    else:
+        path = Path(__file__).parent.parent / "fixtures" / fixture
+        driver.replay(load_fixture(str(path)), Options(provider=provider, max_input_tokens=3000))
+    assert len(seen) > 1 and any(seen)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_r_rpl_9_one_moved_message_each_side_is_taken_as_among_others(data: Any) -> None:
+    """One message between the runs on each side (the two system prompts, mostly) is taken as
+    it would be among other messages that match nothing: the very message, or its parts list
+    with the same framing and role; and the request is told renamed alike."""
+    from dataclasses import replace
+
+    from ctxkit.translate.itemmemo import ItemMemo
+
+    a, b = [{"n": 0}], [{"n": 1}]
+    y = Sent("user", a, data.draw(st.sampled_from([None, (0,)])), None, 1)
+    x = data.draw(
+        st.sampled_from(
+            [
+                y,
+                replace(y),
+                replace(y, frame=2),
+                replace(y, role="assistant"),
+                replace(y, parts=list(a)),
+                Sent("user", b, (0,)),
+            ]
+        )
+    )
+    others = [Sent("user", [{"n": 2}], None), Sent("user", [{"n": 3}], None)]
+    one, many = ItemMemo(), ItemMemo()
+    alone = one._moved([x], 0, 1, [y], 0, 1, [])
+    among = [r for r in many._moved([x, others[0]], 0, 2, [y, others[1]], 0, 2, []) if r[0] == 0]
+    assert (alone, one._renamed) == (among, many._renamed)

@@ -9,6 +9,7 @@ keeps its item objects and a run of them is one slice of the last request's item
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import compress, count, repeat
 from operator import attrgetter, indexOf, is_, is_not, ne
@@ -46,8 +47,10 @@ class ItemMemo:
 
     def __init__(self) -> None:
         self._known: dict[tuple[Any, ...], tuple[Key, int]] = {}
-        # the last request's context, payload messages (as translation emitted them) and items
-        self._last: tuple[tuple[object, ...], Sequence[Sent], tuple[Item, ...], bool, bool] | None = None
+        # the last request's context, payload messages (as translation emitted them) and items,
+        # whether it held one item per message and was plain, and which of its messages are not
+        # context-free (`context_free`), by position
+        self._last: tuple[tuple[object, ...], Sequence[Sent], tuple[Item, ...], bool, bool, list[int]] | None = None
         self._renamed = False  # `carried` took a run of messages that are not the very objects by their parts
         self._rules: tuple[tuple[str, str, str], WireRules] | None = None  # see `rules`
         self._preamble: tuple[tuple[Any, ...], Item | None] | None = None  # see `preamble`
@@ -99,7 +102,7 @@ class ItemMemo:
         last = self._last
         if last is None or last[0] != (payload.provider, payload.model, meter.tokenizer):
             return (), [], True
-        _, before, items, single, plain = last
+        _, before, items, single, plain, bound = last
         size = len(lead)
         if not single or len(items) != size + len(before) or items[:size] != tuple(lead):
             return (), [], True
@@ -108,7 +111,7 @@ class ItemMemo:
         now = then = 0
         for i, j, k in [*_in_place(messages, before), (len(messages), len(before), 0)]:
             if now < i and then < j:  # messages between the runs on both sides: moved ones
-                out += self._moved(messages, now, i, before, then, j)
+                out += self._moved(messages, now, i, before, then, j, bound)
             if k:
                 out.append((i, j, k))
             now, then = i + k, j + k
@@ -123,21 +126,55 @@ class ItemMemo:
         *,
         single: bool,
         plain: bool = False,
+        bound: list[int] | None = None,
     ) -> None:
         """This request's messages and items (the definitions item first; `single`: one item per
-        message; `plain`: besides, no message names its origins, see `Prompt.plain`), for the
-        next `carried`."""
-        self._last = ((payload.provider, payload.model, meter.tokenizer), messages, out, single, plain)
+        message; `plain`: besides, no message names its origins, see `Prompt.plain`; `bound`: the
+        positions of its messages that are not `context_free`, in order, None when not known), for
+        the next `carried`."""
+        if bound is None:
+            bound = [n for n, sent in enumerate(messages) if not context_free(sent)]
+        self._last = ((payload.provider, payload.model, meter.tokenizer), messages, out, single, plain, bound)
+
+    def bound(self, j: int, k: int, i: int) -> list[int]:
+        """The positions of the last request's messages `j` to `j + k` that are not `context_free`,
+        as positions from `i` on (a run of this request's messages equal to those)."""
+        assert self._last is not None
+        bound = self._last[5]
+        if not bound:
+            return []
+        lo, hi = bisect_left(bound, j), bisect_left(bound, j + k)
+        return [p + i - j for p in bound[lo:hi]]
 
     def _moved(
-        self, messages: Sequence[Sent], now: int, i: int, before: Sequence[Sent], then: int, j: int
+        self,
+        messages: Sequence[Sent],
+        now: int,
+        i: int,
+        before: Sequence[Sent],
+        then: int,
+        j: int,
+        bound: Sequence[int] | None = None,
     ) -> list[Run]:
         """The runs of `messages[now:i]` whose items are those of `before[then:j]`: the very
         messages first (translation keeps a moved message's object while it can; found in C),
-        then, between those on both sides, by their parts lists, framing and role."""
+        then, between those on both sides, by their parts lists, framing and role.
+
+        A run starts at the very same message and goes on while the messages are equal (compared
+        as slices in C), where the last request's message is `context_free` (its items follow
+        from its own fields, wherever it stands); at the others (`bound`, their positions in
+        `before`; None: any of them) only while they are the very same messages."""
+        if i - now == 1 and j - then == 1:  # one message each side (the system prompts, mostly): no search
+            x, y = messages[now], before[then]
+            if x is not y:  # as `_framed_alike` takes it
+                self._renamed = self._renamed or x.origins is not None
+                if x.parts is not y.parts or x.frame != y.frame or x.role != y.role:
+                    return []
+            return [(now, then, 1)]
         out: list[Run] = []
         a, b = now, then
-        for c, d, k in [*runs(messages[now:i], before[then:j]), (i - now, j - then, 0)]:
+        found = runs(messages[now:i], before[then:j], _Alike(then, bound) if bound is not None else None)
+        for c, d, k in [*found, (i - now, j - then, 0)]:
             c, d = c + now, d + then
             if a < c and b < d:
                 alike = _framed_alike(_shape(messages[a:c]), _shape(before[b:d]))
@@ -169,6 +206,35 @@ class ItemMemo:
     def held(self) -> int:
         """How many distinct items the memo holds."""
         return len(self._known)
+
+
+def context_free(sent: Sent) -> bool:
+    """The message's items follow from its own fields alone: each item's key and tokens and the
+    framing are known (`Sent.known`, `Sent.frame`), so `_Maker.make` reads nothing else (its place,
+    the request's call names, its images' files). Two equal such messages have equal items."""
+    known = sent.known
+    return sent.frame is not None and known is not None and len(known) == len(sent.parts) and None not in known
+
+
+class _Alike:
+    """`Extend` for `_moved`: from a run's first message (the very same object on both sides),
+    how far the messages are equal and, where the old one is not context-free, the same object."""
+
+    __slots__ = ("bound", "then")
+
+    def __init__(self, then: int, bound: Sequence[int]) -> None:
+        self.then, self.bound = then, bound  # `old` is `before[then:]`; `bound`: positions in `before`
+
+    def __call__(self, new: Sequence[Sent], i: int, old: Sequence[Sent], j: int, most: int) -> int:
+        length = common_run(new, i, old, j, most)
+        bound, start = self.bound, self.then + j
+        at = bisect_left(bound, start)
+        while at < len(bound) and bound[at] < start + length:
+            x = bound[at] - start
+            if new[i + x] is not old[j + x]:
+                return x
+            at += 1
+        return length
 
 
 def _same_basis(last: tuple[Any, ...], now: tuple[Any, ...]) -> bool:

@@ -51,7 +51,6 @@ notice, a fix-up's inserted text).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -70,7 +69,7 @@ from ctxkit.output import plural
 from ctxkit.translate import reading
 from ctxkit.translate.common import Sent
 from ctxkit.translate.costs import Images, ItemMeter, item_tokens, texts_tokens
-from ctxkit.translate.itemmemo import ItemMemo, Run
+from ctxkit.translate.itemmemo import ItemMemo, Run, context_free
 from ctxkit.translate.keys import Key, canonical, compact, item_key
 from ctxkit.translate.prompt import Item, Prompt
 
@@ -202,13 +201,18 @@ def _items(
     shared: list[Run] = [(0, 0, lead)] if runs and lead else []  # the runs of `last`'s items, by item
     pieces: list[tuple[Item, ...]] = []  # the items made and the runs taken, in order (`out`: the ones making)
     size = 0  # how many items `pieces` holds
+    bound: list[int] | None = [] if memo is not None and reuse else None  # the messages not context-free
     for i, j, k in [*runs, (len(messages), 0, 0)]:
         for n in range(at, i):  # a message no run brings: its items made (most from the memo)
             sent = messages[n]
             single = single and len(sent.parts) == 1
             plain = plain and sent.origins is None
             maker.make(n, sent, out)
+            if bound is not None and not context_free(sent):
+                bound.append(n)
         if k:  # a run of the last request's messages: their items, as one slice
+            if bound is not None and memo is not None:  # equal messages: as context-free as those
+                bound += memo.bound(j, k, i)
             if out:
                 pieces.append(tuple(out))
                 size, out = size + len(out), []
@@ -218,9 +222,9 @@ def _items(
         at = i + k
     if out or not pieces:
         pieces.append(tuple(out))
-    items = pieces[0] if len(pieces) == 1 else pieces[0] + pieces[1] if len(pieces) == 2 else tuple(chain(*pieces))
+    items = pieces[0] if len(pieces) == 1 else pieces[0] + pieces[1] if len(pieces) == 2 else _joined(pieces)
     if memo is not None and reuse:
-        memo.keep(payload, messages, meter, items, single=single, plain=bool(single and plain))
+        memo.keep(payload, messages, meter, items, single=single, plain=bool(single and plain), bound=bound)
     made = Prompt(items, lead, messages, payload.prepared.placed, single, None if plain is None else single and plain)
     if runs:
         made.carried = (last, shared)
@@ -268,6 +272,15 @@ class _Maker:
                 origin = origins[q] if q < len(origins) else -1
                 found = item_key(role, part), item_tokens(part, origin, self.images, meter, rules)
             out.append(_one(found, framing if q == 0 else 0, part, role))
+
+
+def _joined(pieces: list[tuple[Item, ...]]) -> tuple[Item, ...]:
+    """The pieces one after another, each copied in C (a chain would step item by item: about
+    twice the time for a window's worth of items)."""
+    out = list(pieces[0])
+    for piece in pieces[1:]:
+        out += piece
+    return tuple(out)
 
 
 def _join(runs: list[Run], i: int, j: int, k: int) -> None:
