@@ -177,9 +177,11 @@ class ItemMemo:
         for c, d, k in [*found, (i - now, j - then, 0)]:
             c, d = c + now, d + then
             if a < c and b < d:
-                alike = _framed_alike(_shape(messages[a:c]), _shape(before[b:d]))
-                out += [(x + a, y + b, length) for x, y, length in alike]
-                self._renamed = self._renamed or any(m.origins is not None for m in messages[a:c])
+                gap, was = messages[a:c], before[b:d]
+                if not {id(p) for p in map(_PARTS, was)}.isdisjoint(map(id, map(_PARTS, gap))):
+                    alike = _framed_alike(_shape(gap), _shape(was))  # none without a parts list in common
+                    out += [(x + a, y + b, length) for x, y, length in alike]
+                self._renamed = self._renamed or any(m.origins is not None for m in gap)
             if k:
                 out.append((c, d, k))
             a, b = c + k, d + k
