@@ -353,3 +353,33 @@ def test_r_rpl_9_one_moved_message_each_side_is_taken_as_among_others(data: Any)
     alone = one._moved([x], 0, 1, [y], 0, 1, [])
     among = [r for r in many._moved([x, others[0]], 0, 2, [y, others[1]], 0, 2, []) if r[0] == 0]
     assert (alone, one._renamed) == (among, many._renamed)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.data())
+def test_r_rpl_9_runs_in_place_equal_the_ones_counted_one_by_one(data: Any) -> None:
+    """`itemmemo._in_place`: each run starts at the very same message at the same place and goes
+    on while the messages there are equal; after a message that differs, the next run starts at
+    the next very same message within `_NEAR` places, else none does (the window moved) — as
+    counted message by message, also where only the first message of a run is in place."""
+    from dataclasses import replace
+
+    from ctxkit.translate.itemmemo import _NEAR, _in_place
+
+    pool = [_free([{"n": n}]) for n in range(4)]
+    old = [data.draw(st.sampled_from(pool)) for _ in range(data.draw(st.integers(0, 14)))]
+    new = []
+    for n in range(data.draw(st.integers(0, 14))):
+        how = data.draw(st.sampled_from(["same", "copy", "other"] if n < len(old) else ["other"]))
+        new.append(old[n] if how == "same" else replace(old[n]) if how == "copy" else data.draw(st.sampled_from(pool)))
+    want, i, most = [], 0, min(len(new), len(old))
+    while i < most:
+        if new[i] is not old[i]:
+            i = next((x for x in range(i, min(most, i + _NEAR)) if new[x] is old[x]), most)
+            continue
+        k = 1
+        while i + k < most and new[i + k] == old[i + k]:
+            k += 1
+        want.append((i, i, k))
+        i += k
+    assert _in_place(new, old) == want

@@ -292,7 +292,10 @@ def _in_place(new: Sequence[Sent], old: Sequence[Sent]) -> list[Run]:
         if new[i] is not old[i]:  # on to the next message that is the same object a little way on, found in C
             i = next(compress(count(i), map(is_, new[i : min(most, i + _NEAR)], old[i : i + _NEAR])), most)
             continue  # none near: the window moved (`_moved` finds the runs from here)
-        k = common_run(new, i, old, i, most - i)
+        if i + 1 < most and new[i + 1] is not old[i + 1] and new[i + 1] != old[i + 1]:
+            k = 1  # the next one differs (a window that slid: the system prompt alone in place)
+        else:
+            k = common_run(new, i, old, i, most - i)
         out.append((i, i, k))
         i += k
     return out
