@@ -462,6 +462,8 @@ def test_r_rpl_9_called_tools_followed_equal_the_window_afresh(seed: int) -> Non
     appended = 0
     for window in windows:
         memo.begin(("p",), window)
+        for p in memo.fresh:  # as `common.prepare` does: a run starts at a message the memo holds
+            memo.plain(window[p], lambda w: SimpleNamespace(entry=None))
         appended += bool(memo.entered) and not any(w.tool_calls for w in memo.left)
         found = turns.state(memo, lambda w: False).called
         calls = (c.name for w in window if w.kind is not Kind.TOOL for c in w.tool_calls)
@@ -514,4 +516,29 @@ def test_r_rpl_9_memo_runs_over_long_windows_equal_one_by_one(seed: int) -> None
             at = rng.choice([near, rng.randrange(len(window))])
             window[at] = rng.choice([window[at].with_(), window[at].with_(cacheable=True), rng.choice(pool)])
         assert runs(window, old, _common) == _equal_runs(window, old)
+        old = window
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("seed", range(20))
+def test_r_rpl_9_memo_runs_look_only_for_held_messages_and_lose_none(
+    request_input: Any, provider: str, seed: int
+) -> None:
+    """`TranslationMemo._runs` looks for a run's first message only when the memo's entry for its
+    key holds that very message (`plain` holds the message last asked for): on windows without
+    images that slide, grow, shrink and jump, with messages rebuilt (equal, other objects) and
+    strangers inserted, and two system texts under one key, one of them made again now and then,
+    its runs equal `itemmemo.runs` with `_common`, which looks for every message."""
+    rng = random.Random(seed)
+    pool = _conversation(rng, 80)
+    systems = [Working("system", Kind.SYSTEM, t, 1) for t in ("S", "T")]
+    memo = TranslationMemo()
+    base = replace(request_input, provider=provider, model="m")
+    old: list[Working] = []
+    for window in _windows(rng, pool, 40):
+        window = [rng.choice(systems), *window] if rng.random() < 0.8 else window
+        if rng.random() < 0.2:  # a system text made again for this request
+            window[0] = window[0].with_()
+        translate(replace(base, segments={Segment.HISTORY: window}, memo=memo))
+        assert memo.runs == runs(window, old, _common)
         old = window

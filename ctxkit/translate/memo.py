@@ -26,11 +26,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from itertools import compress, count, repeat
-from operator import attrgetter, is_not
+from operator import attrgetter, is_, is_not
 from typing import Any, TypeVar
 
 from ctxkit.history.working import Call, Working
-from ctxkit.translate.itemmemo import bisected, runs
+from ctxkit.translate.itemmemo import REACH, bisected
 
 T = TypeVar("T")
 
@@ -111,7 +111,8 @@ class TranslationMemo:
     (`_Fragments`). The memo holds a few windows, never the history.
 
     Per request (`begin`): `runs`, the runs of this window's messages that are the last
-    request's very objects, as (position now, position then, length); `fresh`, the positions
+    request's very objects, as (position now, position then, length), each starting at a message
+    the memo holds (`plain`); `fresh`, the positions
     in no run; `imaged`, the positions of messages with images (`results`, of the tool results,
     and `answering(ids)` are looked for when asked): their translation depends on the rest of
     the window; `names`, each call id of the window
@@ -153,7 +154,7 @@ class TranslationMemo:
         self._fragments.limit = len(messages) + 256
         # a run extends while the messages are equal (one rebuilt per request, such as an
         # in-flight one, is equal without being the same object; a message not found is made afresh)
-        self.runs = runs(messages, old, _common)
+        self.runs = self._runs(messages, old)
         self.fresh, self.entered, self.left = self._between(messages, old)
         entered, left = self.entered, self.left
         self._rename(messages, entered, left)
@@ -163,6 +164,28 @@ class TranslationMemo:
         self._forget(messages)
         self._prefix = self._cacheable(messages)
         self.window = messages
+
+    def _runs(self, new: list[Working], old: list[Working]) -> list[tuple[int, int, int]]:
+        """`itemmemo.runs(new, old, _common)`, with a run's first message looked for only when the
+        memo's entry for its key holds that very message (each message of the last window without
+        images was made or found under its key: `plain`); a message made for this request (a new
+        message, a rebuilt system text, question or reminder) is in no run without a search (about
+        one a call at 128,000 tokens, four at 8,000). A message of the last window whose entry
+        holds another object (one with images, two messages under one key) is not looked for
+        either: it is then made or found as a fresh one, with the same payload."""
+        get = self._entries.get
+        out: list[tuple[int, int, int]] = []
+        i, j, n, m = 0, 0, len(new), len(old)
+        while i < n:
+            w = new[i]
+            held = get(w.key)
+            at = -1 if held is None or held[0] is not w else _found(old, w, j)
+            if at >= 0:  # a run of the last window's messages from here: `_common` says how long
+                k = _common(new, i, old, at, min(n - i, m - at))
+                out.append((i, at, k))
+                i, j = i + k - 1, at + k
+            i += 1
+        return out
 
     @property
     def results(self) -> list[int]:
@@ -299,8 +322,12 @@ class TranslationMemo:
         wire message, R-TR-8's prefix): an in-flight message stored under its own key, a rebuilt
         system text or reminder, the history's cacheable copy of a question."""
         found = self._entries.get(w.key)
-        if found is not None and (found[0] is w or _equal(found[0], w)):
-            return found[1]
+        if found is not None:
+            if found[0] is w:
+                return found[1]
+            if _equal(found[0], w):  # held as this very message from now on (`_runs` looks for it)
+                self._entries[w.key] = (w, found[1])
+                return found[1]
         wire = make(w)
         self._entries[w.key] = (w, wire)
         wire.entry = self._fragments.get(w)
@@ -364,6 +391,11 @@ def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most
             return lo
         lo += 1
     return lo
+
+
+def _found(old: list[Working], w: Working, j: int) -> int:
+    """The position of `w` itself in `old[j : j + REACH]` (in C), else -1."""
+    return next(compress(count(j), map(is_, repeat(w), old[j : j + REACH])), -1)
 
 
 _TAIL = 8  # how many messages before a run's longest end `_common` looks at last
