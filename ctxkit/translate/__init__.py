@@ -178,6 +178,8 @@ def _shared(request: TranslationInput, head: dict[str, Any]) -> dict[str, Any]:
 def translate(request: TranslationInput) -> Payload:
     prepared = prepare(request)  # first: a replay's memo begins the request there
     translate_with, mode = _context(request)
+    if request.memo is not None and translate_with in _REGISTERED.values():
+        prepared.messages = prepared.messages[:]  # the memo keeps the list prepare made (`TranslationMemo.keep`)
     out = translate_with(request, prepared)
     head = _head(request, out.head, mode)
     if out.messages is None:  # the translator gave the whole body

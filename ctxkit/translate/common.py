@@ -240,7 +240,7 @@ def prepare(a: TranslationInput) -> Prepared:
         # a message with images: `imaged` holds its position
         wires[index] = images.wire(w, index) if w.images else plain(w)  # type: ignore[union-attr]
     out.messages = wires  # type: ignore[assignment]  # every place filled above
-    if memo is not None:
+    if memo is not None:  # the very list: nothing changes it (see `TranslationMemo.keep`)
         memo.keep(wires)
     if images is not None and images.dropped:
         _drop_notice(a, out, images.dropped)
@@ -330,7 +330,7 @@ def _cacheable_prefix(messages: list[Working]) -> int:
 def _drop_notice(a: TranslationInput, out: Prepared, dropped: int) -> None:
     """R-TR-6: the notice that the cap dropped images, after the assembled messages."""
     notice = wrap_reminder(a.templates.fill("image.drop_notice", count=dropped))
-    out.messages.append(WireMessage("user", [Part(notice)], "image_drop_notice"))
+    out.messages = [*out.messages, WireMessage("user", [Part(notice)], "image_drop_notice")]  # a memo keeps the list
     note, tokens = (f"{dropped} image(s) dropped by the cap",), a.meter.text(notice)
     out.rows.append(
         Row(None, "user", Segment.REMINDER, tokens, Fate.GENERATED, "R-TR-6", note, key="image_drop_notice")

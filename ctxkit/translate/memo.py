@@ -334,8 +334,12 @@ class TranslationMemo:
         return wire
 
     def keep(self, wires: list[Any]) -> None:
-        """The wire messages of this request's window, for the next one."""
-        self.wires = wires[: len(self.window)]
+        """The wire messages of this request's window, for the next one: the very list the request's
+        `Prepared` holds (no copy of the window per call), so nothing changes that list once made:
+        the cap's notice goes to a copy, a built-in translator that sends another first message
+        (OpenAI's reasoning models) copies the list first, and a translator registered at run time
+        gets a copy (`translate.translate`)."""
+        self.wires = wires
 
     def cacheable_prefix(self) -> int:
         """How many messages from the start are cacheable (R-TR-8's prefix, before the setting)."""

@@ -91,7 +91,9 @@ def tools(a: TranslationInput) -> list[dict[str, Any]]:
 def translate(a: TranslationInput, prepared: Prepared) -> Translated:
     first = prepared.messages[0] if prepared.messages else None
     reasoning, no_system = per_context(a.memo, "system", lambda: (is_reasoning_model(a.model), _no_system(a.model)))
-    if first is not None and first.role == "system":  # a copy: a replay's wire messages are shared
+    if first is not None and first.role == "system" and ((reasoning and not a.settings.as_logged) or no_system):
+        # copies: a replay's memo keeps the wire messages and their list (`TranslationMemo.keep`)
+        prepared.messages = prepared.messages[:]
         if reasoning and not a.settings.as_logged:  # R-FIX-6: the logged text as sent
             parts = [Part(MARKDOWN_PREFIX + first.parts[0].text), *first.parts[1:]]
             first = prepared.messages[0] = replace(first, parts=parts, entry=None)  # changed for this model
