@@ -542,3 +542,25 @@ def test_r_rpl_9_memo_runs_look_only_for_held_messages_and_lose_none(
         translate(replace(base, segments={Segment.HISTORY: window}, memo=memo))
         assert memo.runs == runs(window, old, _common)
         old = window
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_r_rpl_9_carried_values_equal_those_placed_run_by_run(seed: int) -> None:
+    """`TranslationMemo.carried` (the longest run's slice as the list, the other runs and the
+    fresh places put before and after it) holds, at each place, the very value placed there run
+    by run, on windows that slide, grow, shrink, jump and get rebuilt messages."""
+    rng = random.Random(seed)
+    pool = _pool(rng, 60)
+    memo = TranslationMemo()
+    old: list[Working] = []
+    for window in _windows(rng, pool, 40):
+        memo.begin(("p",), window)
+        for p in memo.fresh:  # as `common.prepare` does
+            memo.plain(window[p], lambda w: SimpleNamespace(entry=None))
+        values = [object() for _ in old]
+        placed: list[object | None] = [None] * len(window)
+        for i, j, k in memo.runs:
+            placed[i : i + k] = values[j : j + k]
+        carried = memo.carried(values)
+        assert len(carried) == len(placed) and all(a is b for a, b in zip(carried, placed, strict=True))
+        old = window

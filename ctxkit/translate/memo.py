@@ -26,7 +26,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from itertools import compress, count, repeat
-from operator import attrgetter, is_, is_not
+from operator import attrgetter, is_, is_not, itemgetter
 from typing import Any, TypeVar
 
 from ctxkit.history.working import Call, Working
@@ -304,14 +304,19 @@ class TranslationMemo:
 
     def carried(self, values: list[T]) -> list[T | None]:
         """`values`, aligned with the last window, aligned with this one: each run's slice, None
-        elsewhere (at the positions in `fresh`)."""
-        out: list[T | None] = []
-        at = 0
-        for i, j, k in self.runs:
-            out += [None] * (i - at)
-            out += values[j : j + k]
-            at = i + k
-        out += [None] * (self._size - at)
+        elsewhere (at the positions in `fresh`). The longest run's slice is the list itself, the
+        rest put before and after it (one list of the window's size made, not a slice of it
+        copied into another)."""
+        runs = self.runs
+        if not runs:
+            return [None] * self._size
+        longest = max(runs, key=_LENGTH)
+        n = runs.index(longest)
+        i, j, k = longest
+        out: list[T | None] = values[j : j + k]  # type: ignore[assignment]  # None goes in below
+        if i:
+            out[:0] = _spread(values, runs[:n], 0, i)
+        out += _spread(values, runs[n + 1 :], i + k, self._size)
         return out
 
     def plain(self, w: Working, make: Callable[[Working], Any]) -> Any:
@@ -370,6 +375,7 @@ def per_context(memo: TranslationMemo | None, name: str, make: Callable[[], T]) 
 
 
 _CALL_ID, _KEY, _ID, _IMAGES = attrgetter("tool_call_id"), attrgetter("key"), attrgetter("id"), attrgetter("images")
+_LENGTH = itemgetter(2)  # a run's length
 
 
 def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most: int) -> int:
@@ -395,6 +401,18 @@ def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most
             return lo
         lo += 1
     return lo
+
+
+def _spread(values: Sequence[T], runs: list[tuple[int, int, int]], at: int, end: int) -> list[T | None]:
+    """Positions `at` to `end` of `TranslationMemo.carried`: the slices of `values` for `runs`
+    (all inside them), None elsewhere."""
+    out: list[T | None] = []
+    for i, j, k in runs:
+        out += [None] * (i - at)
+        out += values[j : j + k]
+        at = i + k
+    out += [None] * (end - at)
+    return out
 
 
 def _found(old: list[Working], w: Working, j: int) -> int:
