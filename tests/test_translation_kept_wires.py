@@ -1,9 +1,10 @@
 """R-RPL-9: a replay's translation memo keeps the very list of wire messages a request's
 `Prepared` holds (`TranslationMemo.keep`: no copy of the window per call), so nothing may change
-that list once made. OpenAI's reasoning models (R-TR-7's Markdown prefix) and models that take no
-system message (R-TR-1) send another first message: the translator copies the list first; a
-translator registered at run time gets a copy. Each test compares every request through one memo
-with the same request translated afresh, as bytes."""
+that list once made; OpenAI's payload messages are the very list the memo carries from
+(`sent_messages`), so no later request may change that one either. OpenAI's reasoning models
+(R-TR-7's Markdown prefix) and models that take no system message (R-TR-1) send another first
+message: the translator copies the list first; a translator registered at run time gets a copy.
+Each test compares requests through one memo with the same requests translated afresh, as bytes."""
 
 from __future__ import annotations
 
@@ -64,6 +65,26 @@ def test_r_rpl_9_a_changed_first_message_leaves_the_kept_wire_messages_alone(
         mine = translate(replace(base, segments={Segment.HISTORY: window}, memo=memo))
         assert dumps(mine.body) == dumps(fresh.body)
         assert (mine.prepared.rows, mine.prepared.warnings) == (fresh.prepared.rows, fresh.prepared.warnings)
+
+
+@pytest.mark.parametrize("provider", ["openai", "ollama"])
+@pytest.mark.parametrize("seed", range(4))
+def test_r_rpl_9_earlier_payloads_stay_as_made_while_the_memo_goes_on(
+    request_input: Any, provider: str, seed: int
+) -> None:
+    """Every request's payload, kept while the memo translates the later ones (its body built
+    only at the end, from the payload messages), equals the same request translated afresh."""
+    memo = TranslationMemo()
+    base = replace(request_input, provider=provider, model="m")
+    kept = [
+        (
+            translate(replace(base, segments={Segment.HISTORY: w}, memo=memo)),
+            replace(base, segments={Segment.HISTORY: w}),
+        )
+        for w in _windows(seed)
+    ]
+    for mine, request in kept:
+        assert dumps(mine.body) == dumps(translate(request).body)
 
 
 NAME = "scribble"

@@ -11,6 +11,7 @@ prompt items a provider reads (R-RPL-4).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import is_
 from typing import TYPE_CHECKING, Any, Protocol
@@ -46,7 +47,7 @@ class Payload:
     given: tuple[tuple[int, ...], ...] = ()  # a whole body's origins (see `common.Translated`)
     model: str = ""  # the model the request is for ("": the body's `model`)
     sent: bool = False  # a body as a client sent it (a log), not one ctxkit translated
-    messages: tuple[Sent, ...] | None = None
+    messages: Sequence[Sent] | None = None  # a tuple, or a list that no one changes (OpenAI's: a replay keeps it)
     meter: object = None  # the meter `messages`' known counts were made with
     translated: Translated | None = field(default=None, compare=False, repr=False)
     _body: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)

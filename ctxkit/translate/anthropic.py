@@ -11,6 +11,7 @@ history is reported through `Prepared.fixup`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -261,7 +262,7 @@ def _sent(role: str, blocks: list[_Block], frame: int) -> Sent:
     return Sent(role, [blk.body for blk in blocks], tuple(blk.origin for blk in blocks), known, frame)
 
 
-def _fill(messages: tuple[Sent, ...]) -> dict[str, Any]:
+def _fill(messages: Sequence[Sent]) -> dict[str, Any]:
     turns = messages[1:] if messages and messages[0].role == "system" else messages
     out: dict[str, Any] = {"system": messages[0].parts} if turns is not messages else {}
     out["messages"] = [{"role": s.role, "content": s.parts} for s in turns]

@@ -120,12 +120,12 @@ class Translated:
 
     head: dict[str, Any]
     origins: tuple[tuple[int, ...], ...]
-    messages: tuple[Sent, ...] | None = None
-    fill: Callable[[tuple[Sent, ...]], dict[str, Any]] | None = None
+    messages: Sequence[Sent] | None = None  # a tuple, or a list that no one changes (OpenAI's: a replay keeps it)
+    fill: Callable[[Sequence[Sent]], dict[str, Any]] | None = None
 
     @classmethod
     def emitted(
-        cls, head: dict[str, Any], messages: tuple[Sent, ...], fill: Callable[[tuple[Sent, ...]], dict[str, Any]]
+        cls, head: dict[str, Any], messages: Sequence[Sent], fill: Callable[[Sequence[Sent]], dict[str, Any]]
     ) -> Translated:
         return cls(head, (), messages, fill)
 

@@ -11,6 +11,7 @@ and tools called without a definition are declared by name only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ctxkit.counting.measure import Meter
@@ -344,7 +345,7 @@ def _known_parts(
     return found.parts + found.calls if m.role == "assistant" else found.parts
 
 
-def _fill(messages: tuple[Sent, ...]) -> dict[str, Any]:
+def _fill(messages: Sequence[Sent]) -> dict[str, Any]:
     contents = messages[1:] if messages and messages[0].role == "system" else messages
     out: dict[str, Any] = {"systemInstruction": messages[0].parts[0]} if contents is not messages else {}
     out["contents"] = [{"role": s.role, "parts": s.parts} for s in contents]

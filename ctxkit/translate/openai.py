@@ -7,7 +7,7 @@ body `{"model", "messages", "tools"?}`, one payload message (one prompt item) pe
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -123,7 +123,7 @@ def _head(a: TranslationInput, defs: list[dict[str, Any]]) -> dict[str, Any]:
     return head
 
 
-def fill(messages: tuple[Sent, ...]) -> dict[str, Any]:
+def fill(messages: Sequence[Sent]) -> dict[str, Any]:
     """The body's `messages`: one dict per payload message."""
     return {"messages": [s.parts[0] for s in messages]}
 
@@ -141,10 +141,9 @@ class _Fragment:
         self.named: dict[str, Sent] = {}
 
 
-def sent_messages(
-    a: TranslationInput, prepared: Prepared, make: Callable[[WireMessage], dict[str, Any]]
-) -> tuple[Sent, ...]:
-    """One payload message per wire message, made by `make`. With a memo, each working message's
+def sent_messages(a: TranslationInput, prepared: Prepared, make: Callable[[WireMessage], dict[str, Any]]) -> list[Sent]:
+    """One payload message per wire message, made by `make` (a list that no one changes: with a
+    memo, the memo keeps it for the next request). With a memo, each working message's
     payload message is made once and a run of the last request's messages takes its payload
     messages as one slice, wherever it moved (a `Sent` of one item from its own wire message
     holds no index, R-RPL-9); a tool result's framing names its call (OpenAI, R-RPL-4): it is
@@ -153,7 +152,7 @@ def sent_messages(
     wires, memo = prepared.messages, a.memo
     if memo is None:
         names = {c.id: c.name for m in wires for c in m.tool_calls}
-        return tuple(_sent(a, rules, m, make, names) for m in wires)
+        return [_sent(a, rules, m, make, names) for m in wires]
     out: list[Sent | None] = memo.carried(memo.sent)
     size = len(wires)
     if size > len(out):
@@ -173,8 +172,8 @@ def sent_messages(
             m = wires[n]
             fragment = m.entry.fragment if m.entry is not None else None
             out[n] = fragment.sent if fragment is not None and not fragment.tool else _sent(a, rules, m, make, names)
-    memo.sent = out
-    return tuple(out)  # type: ignore[arg-type]  # every place filled above
+    memo.sent = out  # the very list: nothing changes it once made (the next request carries from it)
+    return out  # type: ignore[return-value]  # every place filled above
 
 
 def _sent(
