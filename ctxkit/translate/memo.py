@@ -3,13 +3,11 @@
 Input: the working messages of one request, one request after another. Output: per working
 message, its wire message (`common.prepare`) and, through it, what its provider's translator made
 of it (a `Fragment`: the payload dicts with their prompt items' keys and counts), reused while the
-same working message comes back (kept a while after it left the window: until the memo holds two
-windows' worth); a new wire message shares the fragment of a recent message of the same content
-(kind, text, call id and calls, their arguments compared as sent); and the last request's
-window, aligned by position, so that a request whose window shares a run of messages with the
-last one (the window slides at its old end and grows at its new end) takes that run's wire
-messages, and where the run did not move its payload messages, as slices of the last request's
-lists.
+same working message comes back (kept until the memo holds two windows' worth); a new wire
+message shares the fragment of a recent message of the same content (kind, text, call id and
+calls, their arguments compared as sent); and the last request's window, aligned by position, so
+that a run of messages shared with it (the window slides at its old end and grows at its new end)
+takes its wire messages, and where it did not move its payload messages, as slices.
 
 Only messages without images are kept (an image's parts depend on the window: the cap,
 R-TR-6); the rules that read the whole window (the image cap, cache marks, Anthropic's merges
@@ -110,14 +108,13 @@ class TranslationMemo:
     grows back over it); a new one shares the translator fragment of a message of equal content
     (`_Fragments`). The memo holds a few windows, never the history.
 
-    Per request (`begin`): `runs`, the runs of this window's messages that are the last
-    request's very objects, as (position now, position then, length), each starting at a message
-    the memo holds (`plain`); `fresh`, the positions
-    in no run; `imaged`, the positions of messages with images (`results`, of the tool results,
-    and `answering(ids)` are looked for when asked): their translation depends on the rest of
-    the window; `names`, each call id of the window
-    with the name of its latest call, and `renamed`, the ids whose name differs from the last
-    request's. `carried(values)` takes a list aligned with the last window to this one."""
+    Per request (`begin`): `runs`, the runs of this window's messages that are the last request's
+    very objects, as (position now, position then, length), each from a message the memo holds
+    (`plain`); `fresh`, the positions in no run; `imaged`, the positions of messages with images
+    (`results`, of the tool results, and `answering(ids)` are looked for when asked): their
+    translation depends on the rest of the window; `names`, each call id of the window with the
+    name of its latest call, and `renamed`, the ids whose name differs from the last request's.
+    `carried(values)` takes a list aligned with the last window to this one."""
 
     def __init__(self) -> None:
         self._context: tuple[object, ...] | None = None
@@ -166,24 +163,19 @@ class TranslationMemo:
         self.window = messages
 
     def _runs(self, new: list[Working], old: list[Working]) -> list[tuple[int, int, int]]:
-        """`itemmemo.runs(new, old, _common)`, with a run's first message looked for only when the
-        memo's entry for its key holds that very message (each message of the last window without
-        images was made or found under its key: `plain`); a message made for this request (a new
-        message, a rebuilt system text, question or reminder) is in no run without a search (about
-        one a call at 128,000 tokens, four at 8,000). A message of the last window whose entry
-        holds another object (one with images, two messages under one key) is not looked for
-        either: it is then made or found as a fresh one, with the same payload."""
-        get = self._entries.get
+        """`itemmemo.runs(new, old, _common)`, a run's first message looked for only where the memo's
+        entry for its key holds it (`plain`): not a new message (four a call at 8,000 tokens), one
+        with images or a second under one key (made or found as a fresh one: the same payload)."""
         out: list[tuple[int, int, int]] = []
         i, j, n, m = 0, 0, len(new), len(old)
         while i < n:
-            w = new[i]
-            held = get(w.key)
-            at = -1 if held is None or held[0] is not w else _found(old, w, j)
-            if at >= 0:  # a run of the last window's messages from here: `_common` says how long
-                k = _common(new, i, old, at, min(n - i, m - at))
-                out.append((i, at, k))
-                i, j = i + k - 1, at + k
+            w, held = new[i], self._entries.get(new[i].key)
+            if held is not None and held[0] is w:  # the very object, a little way past the last run
+                at = next(compress(count(j), map(is_, repeat(w), old[j : j + REACH])), -1)
+                if at >= 0:  # a run of the last window's messages from here: `_common` says how long
+                    k = _common(new, i, old, at, min(n - i, m - at))
+                    out.append((i, at, k))
+                    i, j = i + k - 1, at + k
             i += 1
         return out
 
@@ -304,19 +296,21 @@ class TranslationMemo:
 
     def carried(self, values: list[T]) -> list[T | None]:
         """`values`, aligned with the last window, aligned with this one: each run's slice, None
-        elsewhere (at the positions in `fresh`). The longest run's slice is the list itself, the
-        rest put before and after it (one list of the window's size made, not a slice of it
-        copied into another)."""
-        runs = self.runs
-        if not runs:
-            return [None] * self._size
-        longest = max(runs, key=_LENGTH)
-        n = runs.index(longest)
-        i, j, k = longest
-        out: list[T | None] = values[j : j + k]  # type: ignore[assignment]  # None goes in below
-        if i:
-            out[:0] = _spread(values, runs[:n], 0, i)
-        out += _spread(values, runs[n + 1 :], i + k, self._size)
+        elsewhere (at the positions in `fresh`). The longest run's slice becomes the list, with
+        what comes before it put in front (one list of the window's size made, not two)."""
+        out: list[T | None] = []
+        at = 0
+        longest = max(self.runs, key=itemgetter(2), default=None)
+        for run in self.runs:
+            i, j, k = run
+            out += [None] * (i - at)
+            if run is longest:
+                out, before = values[j : j + k], out  # type: ignore[assignment]  # None goes in front
+                out[:0] = before
+            else:
+                out += values[j : j + k]
+            at = i + k
+        out += [None] * (self._size - at)
         return out
 
     def plain(self, w: Working, make: Callable[[Working], Any]) -> Any:
@@ -327,23 +321,18 @@ class TranslationMemo:
         wire message, R-TR-8's prefix): an in-flight message stored under its own key, a rebuilt
         system text or reminder, the history's cacheable copy of a question."""
         found = self._entries.get(w.key)
-        if found is not None:
-            if found[0] is w:
-                return found[1]
-            if _equal(found[0], w):  # held as this very message from now on (`_runs` looks for it)
+        if found is not None and (found[0] is w or _equal(found[0], w)):
+            if found[0] is not w:  # held as this very message from now on (`_runs` looks for it)
                 self._entries[w.key] = (w, found[1])
-                return found[1]
+            return found[1]
         wire = make(w)
         self._entries[w.key] = (w, wire)
         wire.entry = self._fragments.get(w)
         return wire
 
     def keep(self, wires: list[Any]) -> None:
-        """The wire messages of this request's window, for the next one: the very list the request's
-        `Prepared` holds (no copy of the window per call), so nothing changes that list once made:
-        the cap's notice goes to a copy, a built-in translator that sends another first message
-        (OpenAI's reasoning models) copies the list first, and a translator registered at run time
-        gets a copy (`translate.translate`)."""
+        """The wire messages of this request's window for the next one: `Prepared`'s very list, which
+        no one changes (the cap's notice, OpenAI's other first message, a registered translator: copies)."""
         self.wires = wires
 
     def cacheable_prefix(self) -> int:
@@ -363,19 +352,7 @@ class TranslationMemo:
             self._entries = {k: e for k, e in entries.items() if k in keys}
 
 
-def per_context(memo: TranslationMemo | None, name: str, make: Callable[[], T]) -> T:
-    """`make()`, asked once while a replay's context holds (its provider, model, tokenizer and
-    cache setting: `TranslationMemo.per_context`); without a memo, every time."""
-    if memo is None:
-        return make()
-    found: T | None = memo.per_context.get(name)
-    if found is None:
-        found = memo.per_context[name] = make()
-    return found
-
-
 _CALL_ID, _KEY, _ID, _IMAGES = attrgetter("tool_call_id"), attrgetter("key"), attrgetter("id"), attrgetter("images")
-_LENGTH = itemgetter(2)  # a run's length
 
 
 def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most: int) -> int:
@@ -401,23 +378,6 @@ def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most
             return lo
         lo += 1
     return lo
-
-
-def _spread(values: Sequence[T], runs: list[tuple[int, int, int]], at: int, end: int) -> list[T | None]:
-    """Positions `at` to `end` of `TranslationMemo.carried`: the slices of `values` for `runs`
-    (all inside them), None elsewhere."""
-    out: list[T | None] = []
-    for i, j, k in runs:
-        out += [None] * (i - at)
-        out += values[j : j + k]
-        at = i + k
-    out += [None] * (end - at)
-    return out
-
-
-def _found(old: list[Working], w: Working, j: int) -> int:
-    """The position of `w` itself in `old[j : j + REACH]` (in C), else -1."""
-    return next(compress(count(j), map(is_, repeat(w), old[j : j + REACH])), -1)
 
 
 _TAIL = 8  # how many messages before a run's longest end `_common` looks at last

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ctxkit.counting.measure import call_args_text
 from ctxkit.counting.wire import WireRules
@@ -25,11 +25,12 @@ from ctxkit.translate.common import (
     definitions,
 )
 from ctxkit.translate.keys import Key
-from ctxkit.translate.memo import per_context
+from ctxkit.translate.memo import TranslationMemo
 
 REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
 NO_SYSTEM_MESSAGE = frozenset({"o1-mini", "o1-preview"})
 MARKDOWN_PREFIX = "Formatting re-enabled. "
+T = TypeVar("T")
 
 
 def is_reasoning_model(name: str) -> bool:
@@ -222,4 +223,15 @@ def _framing(a: TranslationInput, rules: WireRules, d: dict[str, Any]) -> int:
     found = by_role.get(role)
     if found is None:
         found = by_role[role] = items.frame(rules, role, [d], a.meter, {})
+    return found
+
+
+def per_context(memo: TranslationMemo | None, name: str, make: Callable[[], T]) -> T:
+    """`make()`, asked once while a replay's context holds (its provider, model, tokenizer and
+    cache setting: `TranslationMemo.per_context`); without a memo, every time."""
+    if memo is None:
+        return make()
+    found: T | None = memo.per_context.get(name)
+    if found is None:
+        found = memo.per_context[name] = make()
     return found
