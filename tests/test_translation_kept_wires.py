@@ -22,8 +22,8 @@ from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
 from ctxkit.output import dumps
 from ctxkit.pipeline import run, translation_input
-from ctxkit.translate import Translated, register_format, translate, unregister_format
-from ctxkit.translate.common import Part, Prepared, TranslationInput
+from ctxkit.translate import register_format, translate, unregister_format
+from ctxkit.translate.common import Part, Prepared, Translated, TranslationInput
 from ctxkit.translate.memo import TranslationMemo
 
 from .helpers import bench_history
