@@ -25,7 +25,7 @@ from ctxkit.translate.common import TranslationInput
 from ctxkit.translate.memo import TranslationMemo
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # hashed as a frozen one is, never changed once made (one per call)
 class Result:
     assembly: Assembly
     payload: Payload

@@ -514,3 +514,18 @@ def test_r_asm_3_the_tails_shared_fates_equal_the_fates_made_afresh() -> None:
             made = assemble._tail_fate(shared, notes)
             assert repr(made) == repr(Fated(Fate.KEPT, "R-ASM-3", segment, notes))
             assert (made is shared) == (not notes)
+
+
+def test_per_call_values_hash_and_compare_as_frozen_ones() -> None:
+    """The values replay makes per message or per call (`Working`, `Branch`, `ReplayCall`,
+    `CallRow`, `Result`) are not frozen, so they are made without an `object.__setattr__` call
+    per field (`Copier` sets theirs with `setattr`, `Copier.new` calls their `__init__`); they
+    compare and hash as the frozen classes did: by their fields, in order."""
+    done = driver.replay(load_fixture(str(FIXTURES / "replay" / "tools.yaml")))
+    for row in done.calls:
+        values = tuple(getattr(row, f.name) for f in fields(row))
+        assert row == driver.CallRow(*values) and repr(row) == repr(driver.CallRow(*values))
+    w = Working("m:1:u", Kind.USER, "hi", None, source_id="u", notes=("a",))
+    copy = w.with_(cacheable=True)
+    assert hash(w) == hash(tuple(getattr(w, f.name) for f in fields(w)))
+    assert copy != w and copy == replace(w, cacheable=True) and hash(copy) == hash(replace(w, cacheable=True))

@@ -76,7 +76,7 @@ class Stretch(Sequence[StoredMessage]):
         return f"Stretch({list(self)!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # hashed as a frozen one is, never changed once made (one per question)
 class Branch:
     """The path root → leaf and its parts, each a `Stretch` of it (no copies)."""
 

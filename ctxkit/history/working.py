@@ -122,7 +122,7 @@ class Image:
     project: bool = False  # appended from the project (R-PROJ-2)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)  # never changed once made: not frozen, so made without object.__setattr__
 class Call:
     """A tool call. Two calls are equal when every request would send them alike: `args` are
     compared as the JSON they are sent as, so key order and `1`, `1.0`, `true` differ (a dict's
@@ -154,7 +154,7 @@ class Call:
         return hash(self._compared())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # hashed as a frozen one is, never changed once made (see `Copier`)
 class Working:
     """One working message. `key` is unique within an assembly and stable across runs."""
 
@@ -180,11 +180,13 @@ class Working:
 
 
 class Copier(Generic[T]):
-    """`dataclasses.replace` for one frozen, slotted dataclass without `__post_init__` or
-    `init=False` fields, without walking the fields' definitions per copy (about 2.5x cheaper:
-    replay copies every window message, and its planner a fixture per call)."""
+    """`dataclasses.replace` for one slotted dataclass without `__post_init__` or `init=False`
+    fields, without walking the fields' definitions per copy (about 2.5x cheaper: replay copies
+    every window message, and its planner a fixture per call). Each field is set in C: with
+    `setattr` where the class keeps object's own (a frozen one's refuses, so `object.__setattr__`,
+    a call about 2.5x dearer: the classes replay makes per call or per message are not frozen)."""
 
-    __slots__ = ("_cls", "_known", "_names", "_values")
+    __slots__ = ("_cls", "_init", "_known", "_names", "_set", "_values")
 
     def __init__(self, cls: type[T]) -> None:
         made = fields(cls)  # type: ignore[arg-type]
@@ -194,14 +196,17 @@ class Copier(Generic[T]):
         self._names = tuple(f.name for f in made)
         self._known = frozenset(self._names)
         self._values = attrgetter(*self._names)
+        self._set: Callable[[Any, str, Any], None] = setattr if cls.__setattr__ is _set else _set
+        positional = self._set is setattr and not any(f.kw_only for f in made)  # `cls(*values)` sets each field
+        self._init: type[T] | None = cls if positional else None
 
     def __call__(self, obj: T, /, **changes: Any) -> T:
         if not changes.keys() <= self._known:
             raise TypeError(f"{self._cls.__name__} has no field {sorted(changes.keys() - self._known)[0]!r}")
-        copy = _new(self._cls)
-        any(map(_set, repeat(copy), self._names, self._values(obj)))  # every field set, in C (`_set` gives None)
+        copy, put = _new(self._cls), self._set
+        any(map(put, repeat(copy), self._names, self._values(obj)))  # every field set, in C (`put` gives None)
         for name, value in changes.items():
-            _set(copy, name, value)
+            put(copy, name, value)
         return copy
 
     def changing(self, *names: str) -> Callable[..., T]:
@@ -211,7 +216,12 @@ class Copier(Generic[T]):
         unknown = [name for name in names if name not in self._known]
         if unknown:
             raise TypeError(f"{self._cls.__name__} has no field {unknown[0]!r}")
-        cls, kept, count = self._cls, tuple(name for name in self._names if name not in names), len(names)
+        cls, kept, count, put = (
+            self._cls,
+            tuple(name for name in self._names if name not in names),
+            len(names),
+            self._set,
+        )
         values: Callable[[T], Any] = (
             attrgetter(*kept) if len(kept) > 1 else lambda obj: tuple(getattr(obj, name) for name in kept)
         )
@@ -220,8 +230,8 @@ class Copier(Generic[T]):
             if len(changed) != count:
                 raise TypeError(f"{cls.__name__} copies change {count} field(s), not {len(changed)}")
             made = _new(cls)
-            any(map(_set, repeat(made), kept, values(obj)))
-            any(map(_set, repeat(made), names, changed))
+            any(map(put, repeat(made), kept, values(obj)))
+            any(map(put, repeat(made), names, changed))
             return made
 
         return copy
@@ -232,8 +242,10 @@ class Copier(Generic[T]):
         through a call to `object.__setattr__`; a replay makes a row per call)."""
         if len(values) != len(self._names):
             raise TypeError(f"{self._cls.__name__} takes {len(self._names)} field values, not {len(values)}")
+        if self._init is not None:  # not frozen: its own `__init__` sets each field without a call
+            return self._init(*values)
         made = _new(self._cls)
-        any(map(_set, repeat(made), self._names, values))
+        any(map(self._set, repeat(made), self._names, values))
         return made
 
 

@@ -36,7 +36,7 @@ from ctxkit.replay.summaries import SYNTHETIC_PREFIX, Summaries
 Output = tuple[ToolCall, ...] | StoredMessage | InFlightMessage | None  # what the model produced next
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # hashed as a frozen one is, never changed once made (one per call)
 class ReplayCall:
     user: StoredMessage  # the user message it answers
     step: int  # t: how many tool turns of this answer came before it

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ctxkit.pipeline import Result
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # hashed as a frozen one is, never changed once made (one per call)
 class CallRow:
     index: int
     user_message: str
