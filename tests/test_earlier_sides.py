@@ -114,18 +114,21 @@ def _as_kept(call: Any, start: int, length: int) -> list[str]:
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini", "ollama"])
-@pytest.mark.parametrize("limit", [None, 40])
+@pytest.mark.parametrize(("limit", "recent"), [(None, None), (40, None), (None, 4), (40, 4)])
 def test_r_rpl_9_kept_calls_read_the_same_after_every_later_call(
-    provider: str, limit: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    provider: str, limit: int | None, recent: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The oracle of the shared logs (`earlier.Sides`): every earlier call kept, and every trimmed
     copy of it, read back once the replay is over (after every later call appended its codes to
-    the logs, copied pieces again and, with a small `LOG_LIMIT`, started new tables) gives each
+    the logs, copied pieces again and, with a small `LOG_LIMIT`, started new tables; with a small
+    `_RECENT`, looked up old message parts once more or numbered them anew) gives each
     kept item's key, tokens, role, breakpoint and source as the call's own view gave them."""
     from ctxkit.replay import earlier
 
     if limit is not None:
         monkeypatch.setattr(earlier, "LOG_LIMIT", limit)
+    if recent is not None:  # message parts looked up: the recent ones, then once more (numbered anew)
+        monkeypatch.setattr(earlier, "_RECENT", recent)
     path = tmp_path / "h.json"
     path.write_text(json.dumps(bench_history(160)), encoding="utf-8")
     made = breaks.MappedCall.trimmed, breaks.Earlier.trimmed

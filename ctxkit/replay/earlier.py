@@ -61,18 +61,17 @@ class CallContext(NamedTuple):
 
 class Table:
     """Sides kept for later calls: each distinct part once (a working message's `W_SIDE`; an item's
-    (tokens, role, breakpoint) and segment), a side's code its two parts' numbers in one int (no
-    object per side; `table[code]` is the `Side`), and two logs of codes that kept views hold
-    pieces of (`Kept`): history's go to `log`, the others' (system prompt, question, turn,
-    reminder: they change from call to call) to `tail`, so the history a window shares with the
-    next call's ends where `log` ends. A position in `tail` is `TAIL` plus its place."""
+    (tokens, role, breakpoint) and segment), a side's code its parts' numbers in one int (`table[code]`
+    is the `Side`), and two logs of codes kept views hold pieces of (`Kept`): history's in `log`, the
+    others' (they change from call to call) in `tail`, at positions from `TAIL` on."""
 
-    __slots__ = ("_items", "_messages", "log", "tail")
+    __slots__ = ("_items", "_messages", "_older", "log", "tail")
 
     def __init__(self) -> None:
         self.log: array[int] = array("q")  # appended to only
         self.tail: array[int] = array("q")
         self._messages: _Parts = ({}, [])
+        self._older: dict[Any, int] = {}  # the message parts numbered before the last `_RECENT`
         self._items: _Parts = ({}, [])
 
     def __getitem__(self, code: int) -> Side:
@@ -80,15 +79,16 @@ class Table:
         return (item, self._messages[1][code >> _MESSAGE_SHIFT], segment)
 
     def codes(self, items: Sequence[Item], ws: Sequence[Any], segments: Sequence[Segment | None]) -> list[int]:
-        """The codes of `items` on working messages `ws` in `segments` (a few a call, mostly: one by
-        one, with no list per step; a table's first view codes all its items)."""
+        """The codes of `items` on working messages `ws` in `segments`, one by one (a few a call)."""
+        if len(self._messages[0]) > _RECENT:  # the parts of messages long gone: looked up once more, then anew
+            self._older, self._messages = self._messages[0], ({}, self._messages[1])
         messages, its = self._messages[0], self._items[0]
         out = []
         for item, w, segment in zip(items, ws, segments, strict=True):
             side = W_SIDE(w)
             m = messages.get(side)
             if m is None:
-                m = _added(self._messages, side, _MESSAGE_MAX)
+                m = _added(self._messages, side, _MESSAGE_MAX, self._older)
             part = (_ITEM_SIDE(item), segment)
             n = its.get(part)
             if n is None:
@@ -103,15 +103,17 @@ class Table:
 _Parts = tuple[dict[Any, int], list[Any]]  # each part's number, and the parts by number
 _MESSAGE_SHIFT, _ITEM_MAX, _MESSAGE_MAX = 32, (1 << 32) - 1, (1 << 31) - 1  # a code: message part, item part
 TAIL = 1 << 48  # positions from here on are places in a table's `tail`
+_RECENT, _NOTHING = 1 << 12, dict[Any, int]()  # message parts a table looks up (then once more); no parts
 
 
-def _added(parts: _Parts, value: Any, most: int) -> int:
-    """The number of a value not in `parts` yet, the next one."""
+def _added(parts: _Parts, value: Any, most: int, older: dict[Any, int] = _NOTHING) -> int:
+    """The number of a value not in `parts` yet: its number in `older`, else the next one."""
     ids, table = parts
-    got = ids[value] = len(table)
-    if got > most:
-        raise AssertionError(f"more than {most} distinct side parts")
-    table.append(value)
+    got = ids[value] = older.get(value, len(table))
+    if got == len(table):
+        if got > most:
+            raise AssertionError(f"more than {most} distinct side parts")
+        table.append(value)
     return got
 
 
@@ -137,8 +139,7 @@ class Kept:
 
 
 class _Pieces:
-    """A view's codes being built: a run of the last view's codes takes its pieces (cut), new
-    codes are appended to a log; a piece that ends where its log ends goes on with them."""
+    """A view's codes being built: a run of the last view's takes its pieces, new codes go to a log."""
 
     __slots__ = ("p", "table")
 
@@ -348,8 +349,7 @@ class Earlier:
     """An earlier call as later calls keep it (R-RPL-9): from item `start` on, each item's key and
     its side's code, read from the pieces its view kept (`Kept`, shared with its trimmed copies).
     Items before `start` were overtaken (`cache.Cache.overtaken`): a later call sharing them shares
-    them with a later call too, its best candidate there. A conversation that grows keeps of each
-    call its last few items (its reminder); one that truncates, its window until the TTL ends."""
+    them with a later call too, its best candidate there."""
 
     __slots__ = ("_base", "_offset", "_pieces", "_table", "keys", "length", "start", *CallContext._fields)
 
