@@ -8,6 +8,7 @@ fixed parts also for settings the replay never gives (no `now`, another window).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from dataclasses import dataclass, fields, replace
@@ -284,6 +285,23 @@ def test_copies_by_copier_equal_dataclasses_replace() -> None:
         changed = Copier(type(obj)).changing(*changes)(obj, *changes.values())  # the same, positionally
         assert repr(changed) == repr(replace(obj, **changes)) and changed is not obj
         assert all(getattr(changed, f.name) is getattr(copy, f.name) for f in fields(obj))
+        assert type(changed) is type(obj) and changed == replace(obj, **changes)  # a frozen one's too (its twin)
+        values = [getattr(changed, f.name) for f in fields(obj)]
+        made = Copier(type(obj)).new(*values)
+        assert type(made) is type(obj) and repr(made) == repr(type(obj)(*values)) and made == type(obj)(*values)
+    frozen = fixture.settings  # a frozen record: filled through a twin, then given its class
+    assert Copier(type(frozen))._twin not in (None, type(frozen))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Copier(type(frozen)).changing()(frozen).cache = None  # type: ignore[misc,assignment]
+    assert hash(Copier(type(frozen)).changing()(frozen)) == hash(frozen)
+
+    @dataclass(frozen=True)
+    class Unslotted:  # another layout than a twin's: filled through `object.__setattr__`
+        x: int
+        y: int
+
+    assert Copier(Unslotted)._twin is None
+    assert Copier(Unslotted).changing("y")(Unslotted(1, 2), 3) == Unslotted(1, 3) == Copier(Unslotted).new(1, 3)
     with pytest.raises(TypeError, match="change 1 field"):
         Copier(Working).changing("cacheable")(w)
     with pytest.raises(TypeError, match="no field 'colour'"):

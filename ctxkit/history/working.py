@@ -181,12 +181,18 @@ class Working:
 
 class Copier(Generic[T]):
     """`dataclasses.replace` for one slotted dataclass without `__post_init__` or `init=False`
-    fields, without walking the fields' definitions per copy (about 2.5x cheaper: replay copies
-    every window message, and its planner a fixture per call). Each field is set in C: with
-    `setattr` where the class keeps object's own (a frozen one's refuses, so `object.__setattr__`,
-    a call about 2.5x dearer: the classes replay makes per call or per message are not frozen)."""
+    fields, without walking the fields' definitions per copy (replay copies every window message,
+    and its planner a fixture per call).
 
-    __slots__ = ("_cls", "_init", "_known", "_names", "_set", "_values")
+    `changing` and `new` make their object with code written for the class (as `dataclasses`
+    writes `__init__`): one plain attribute store per field. A frozen class refuses those stores
+    (its `__init__` calls `object.__setattr__` per field, about 1,150 instructions each against
+    about 140), so for one the code fills a twin class with the very same slots and then gives
+    the object its class (`__class__`: the same layout, so the object is exactly one of the class,
+    equal to and hashed as the one its `__init__` makes). A class whose layout the twin cannot
+    match (not slotted) is filled with `object.__setattr__` per field, in C."""
+
+    __slots__ = ("_cls", "_known", "_made", "_names", "_set", "_twin", "_values")
 
     def __init__(self, cls: type[T]) -> None:
         made = fields(cls)  # type: ignore[arg-type]
@@ -197,8 +203,8 @@ class Copier(Generic[T]):
         self._known = frozenset(self._names)
         self._values = attrgetter(*self._names)
         self._set: Callable[[Any, str, Any], None] = setattr if cls.__setattr__ is _set else _set
-        positional = self._set is setattr and not any(f.kw_only for f in made)  # `cls(*values)` sets each field
-        self._init: type[T] | None = cls if positional else None
+        self._twin: type | None = cls if self._set is setattr else _twin(cls, self._names)  # what the code fills
+        self._made: Callable[[tuple[Any, ...]], T] | None = None  # `new`'s code, written on first use
 
     def __call__(self, obj: T, /, **changes: Any) -> T:
         if not changes.keys() <= self._known:
@@ -212,41 +218,74 @@ class Copier(Generic[T]):
     def changing(self, *names: str) -> Callable[..., T]:
         """`lambda obj, *values: self(obj, **dict(zip(names, values)))`, for a copy made again and
         again with the same fields changed (a replay's call, its settings, a window message's
-        cacheable copy): the fields kept are read in one pass and each field is set once, in C."""
+        cacheable copy): each field is stored once, by code written for these names."""
         unknown = [name for name in names if name not in self._known]
         if unknown:
             raise TypeError(f"{self._cls.__name__} has no field {unknown[0]!r}")
-        cls, kept, count, put = (
-            self._cls,
-            tuple(name for name in self._names if name not in names),
-            len(names),
-            self._set,
-        )
-        values: Callable[[T], Any] = (
-            attrgetter(*kept) if len(kept) > 1 else lambda obj: tuple(getattr(obj, name) for name in kept)
-        )
+        cls, count = self._cls, len(names)
+        kept = tuple(name for name in self._names if name not in names)
+        if self._twin is None:  # no twin: each field set in C through `object.__setattr__`
+            put = self._set
+            values: Callable[[T], Any] = (
+                attrgetter(*kept) if len(kept) > 1 else lambda obj: tuple(getattr(obj, name) for name in kept)
+            )
 
-        def copy(obj: T, /, *changed: Any) -> T:
-            if len(changed) != count:
-                raise TypeError(f"{cls.__name__} copies change {count} field(s), not {len(changed)}")
-            made = _new(cls)
-            any(map(put, repeat(made), kept, values(obj)))
-            any(map(put, repeat(made), names, changed))
-            return made
+            def copy(obj: T, /, *changed: Any) -> T:
+                if len(changed) != count:
+                    raise TypeError(f"{cls.__name__} copies change {count} field(s), not {len(changed)}")
+                made = _new(cls)
+                any(map(put, repeat(made), kept, values(obj)))
+                any(map(put, repeat(made), names, changed))
+                return made
 
-        return copy
+            return copy
+        body = [
+            "def copy(obj, /, *changed):",
+            f"    if len(changed) != {count}:",
+            f"        raise TypeError(f'{cls.__name__} copies change {count} field(s), not {{len(changed)}}')",
+            "    made = _new(_twin)",
+            *(f"    made.{name} = obj.{name}" for name in kept),
+            *(f"    made.{name} = changed[{i}]" for i, name in enumerate(names)),
+        ]
+        return self._written(body, "copy")
 
     def new(self, *values: Any) -> T:
         """A new object from every field's value, in the fields' order: what the class's own
-        `__init__` makes from them, each field set in C (a frozen dataclass's `__init__` sets each
-        through a call to `object.__setattr__`; a replay makes a row per call)."""
+        `__init__` makes from them, each field stored once (a replay makes a row per call)."""
         if len(values) != len(self._names):
             raise TypeError(f"{self._cls.__name__} takes {len(self._names)} field values, not {len(values)}")
-        if self._init is not None:  # not frozen: its own `__init__` sets each field without a call
-            return self._init(*values)
-        made = _new(self._cls)
-        any(map(self._set, repeat(made), self._names, values))
+        if self._twin is None:
+            made = _new(self._cls)
+            any(map(self._set, repeat(made), self._names, values))
+            return made
+        if self._made is None:
+            body = ["def new(values):", "    made = _new(_twin)"]
+            body += [f"    made.{name} = values[{i}]" for i, name in enumerate(self._names)]
+            self._made = self._written(body, "new")
+        return self._made(values)
+
+    def _written(self, body: list[str], name: str) -> Callable[..., T]:
+        """The function `body` writes (it fills `made`), ending by giving a twin's object its class."""
+        if self._twin is not self._cls:
+            body.append("    _set(made, '__class__', _cls)")
+        body.append("    return made")
+        scope: dict[str, Any] = {"_new": _new, "_twin": self._twin, "_set": _set, "_cls": self._cls}
+        exec("\n".join(body), scope)  # noqa: S102  (the class's own field names, as `dataclasses` writes them)
+        made: Callable[..., T] = scope[name]
         return made
+
+
+def _twin(cls: type, names: tuple[str, ...]) -> type | None:
+    """A class with `cls`'s very slots, whose objects can be given `cls` as their class (None: `cls`
+    has another layout, such as a `__dict__`)."""
+    if getattr(cls, "__slots__", None) != names or cls.__bases__ != (object,):
+        return None
+    twin = type(f"_{cls.__name__}Twin", (), {"__slots__": names})
+    try:
+        _set(_new(twin), "__class__", cls)
+    except TypeError:
+        return None
+    return twin
 
 
 _new, _set = object.__new__, object.__setattr__
