@@ -136,7 +136,8 @@ class _Loop:
         request = prompt_items(result.payload, meter=meter, memo=self.state.items)
         items = request.items  # the tuple: the cache reads it in C
         columns = self.numbers.columns(items, request.carried)  # keys as numbers (4 bytes an item), tokens, breakpoints
-        prompt = columns.total + priming_tokens(result.payload, meter=meter)  # `prompt_tokens` (R-RPL-4)
+        # `prompt_tokens` (R-RPL-4): the priming by the item memo's rules, kept while provider and model stay
+        prompt = columns.total + priming_tokens(result.payload, meter=meter, memo=self.state.items)
         result.counted(prompt)  # R-RPL-4: the same sum as `wire_tokens`, not counted twice
         self._warnings(index, call, result, prompt)
         keys = columns.keys
