@@ -161,6 +161,7 @@ def translation_input(a: Assembly, memo: TranslationMemo | None = None) -> Trans
         eff.supports_images,
         a.meter,
         memo,
+        (a.messages, a.segments),  # the segments' messages in order: `prepare` does not join them again
     )
 
 

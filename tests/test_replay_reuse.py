@@ -30,6 +30,7 @@ from ctxkit.loading.read import load_fixture
 from ctxkit.replay import driver, state
 from ctxkit.replay.calls import Planner
 from ctxkit.replay.warned import Warned
+from ctxkit.translate import translate
 from ctxkit.translate.common import TranslationInput
 
 from .conftest import FIXTURES
@@ -360,9 +361,28 @@ def test_translation_input_made_field_by_field_equals_the_class_made_one() -> No
         supports_images=eff.supports_images,
         meter=a.meter,
         memo=None,
+        joined=(a.messages, a.segments),
     )
     got = pipeline.translation_input(a)
-    assert all(getattr(got, f.name) is getattr(want, f.name) for f in fields(TranslationInput))
+    assert all(getattr(got, f.name) is getattr(want, f.name) for f in fields(TranslationInput) if f.name != "joined")
+    assert got.joined is not None and got.joined[0] is a.messages and got.joined[1] is a.segments
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+@pytest.mark.parametrize("name", ["tools.yaml", "image_cap.yaml", "truncation.yaml", "branch.yaml"])
+def test_r_rpl_9_an_assemblys_messages_are_its_segments_in_order(name: str, provider: str) -> None:
+    """Translation takes the assembly's message list instead of joining the segments again
+    (R-RPL-9): on every replayed call that list is the segments' messages one after another,
+    object for object, and translating with the list given or joined gives the same request."""
+
+    def check(index: int, a: Any) -> None:
+        joined = [w for ws in a.segments.values() for w in ws]
+        assert len(a.messages) == len(joined) and all(x is y for x, y in zip(a.messages, joined, strict=True))
+        given = translate(pipeline.translation_input(a)).body
+        joined_body = translate(replace(pipeline.translation_input(a), joined=None)).body
+        assert json.dumps(given, ensure_ascii=False) == json.dumps(joined_body, ensure_ascii=False)
+
+    assert _replay(FIXTURES / "replay" / name, Options(provider=provider, max_input_tokens=3_000), check) > 1
 
 
 def test_calls_are_equal_only_when_sent_alike() -> None:
