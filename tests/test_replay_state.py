@@ -21,6 +21,7 @@ from ctxkit.assembly import assemble, truncation
 from ctxkit.counting import measure
 from ctxkit.history import convert
 from ctxkit.loading.config import Options
+from ctxkit.loading.domain import Fixture
 from ctxkit.loading.read import load_fixture
 from ctxkit.output import dumps
 from ctxkit.replay import arrays, driver, state, window
@@ -234,15 +235,20 @@ def test_r_rpl_9_window_positions_read_off_the_branch_lookups_equal_afresh(tmp_p
     assert expected[ids.index("m10")] is not None
 
 
-def test_r_rpl_9_a_kept_conversion_knows_when_the_window_left_its_messages(tmp_path: Path) -> None:
-    """A call's converted branch reads the window only while the window runs over its stored
-    messages (`WindowConversion.synced`): once a later call on an edit's branch cut the window back
-    below them, the kept conversion's history, units and counts equal the plain conversion's."""
+def _forked(tmp_path: Path) -> tuple[dict[str, Any], Fixture]:
+    """The edited history with a question after the edit's answer (leaf `edit-2`), loaded."""
     history = _edited_history()
     history["messages"].append({"id": "edit-2", "role": "user", "parent": "edit-answer", "text": "and then?"})
     path = tmp_path / "h.json"
     path.write_text(json.dumps(history), encoding="utf-8")
-    fixture = load_fixture(str(path))
+    return history, load_fixture(str(path))
+
+
+def test_r_rpl_9_a_kept_conversion_knows_when_the_window_left_its_messages(tmp_path: Path) -> None:
+    """A call's converted branch reads the window only while the window runs over its stored
+    messages (`WindowConversion.synced`): once a later call on an edit's branch cut the window back
+    below them, the kept conversion's history, units and counts equal the plain conversion's."""
+    history, fixture = _forked(tmp_path)
     s = state.State()
     leaf = history["messages"][-5]["id"]
     got = pipeline.run(fixture, Options(max_input_tokens=2_000, leaf=leaf), state=s).assembly
@@ -255,6 +261,24 @@ def test_r_rpl_9_a_kept_conversion_knows_when_the_window_left_its_messages(tmp_p
     assert shared.count(0, shared.units) == fresh.count(0, fresh.units)
     ids = [m["id"] for m in history["messages"]]
     assert [shared.unit_of(i) for i in ids] == [fresh.unit_of(i) for i in ids]
+
+
+def test_r_rpl_9_a_kept_conversion_knows_when_a_longer_path_replaced_its_messages(tmp_path: Path) -> None:
+    """The other half of `WindowConversion.synced` (the review's finding on cb40eaa): a conversion
+    kept on a short edit branch is out of step once a later call's window runs along the longer
+    original path, which reaches past the kept end with other messages there; its history and
+    counts stay the plain conversion's."""
+    history, fixture = _forked(tmp_path)
+    s = state.State()
+    got = pipeline.run(fixture, Options(max_input_tokens=2_000, leaf="edit-2"), state=s).assembly
+    shared = got.converted
+    fresh = convert.convert(got.branch, got.eff.fixture, got.eff.templates)
+    assert isinstance(shared, window.WindowConversion) and shared.synced()
+    longer = history["messages"][-5]["id"]  # on the original path, past the edit branch's end
+    pipeline.run(fixture, Options(max_input_tokens=2_000, leaf=longer), state=s)
+    assert not shared.synced()
+    assert shared.history == fresh.history
+    assert shared.count(0, shared.units) == fresh.count(0, fresh.units)
 
 
 def test_r_rpl_9_an_edit_below_the_forgotten_part_cuts_the_window_back_made_again(
