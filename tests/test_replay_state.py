@@ -19,7 +19,7 @@ import pytest
 from ctxkit import pipeline
 from ctxkit.assembly import assemble, truncation
 from ctxkit.counting import measure
-from ctxkit.history import convert
+from ctxkit.history import convert, tree
 from ctxkit.loading.config import Options
 from ctxkit.loading.domain import Fixture
 from ctxkit.loading.read import load_fixture
@@ -233,6 +233,22 @@ def test_r_rpl_9_window_positions_read_off_the_branch_lookups_equal_afresh(tmp_p
     assert s.index("m10") is None  # taken as not on the path: a conversion is kept, never misplaced
     assert places() == expected
     assert expected[ids.index("m10")] is not None
+
+
+def test_r_rpl_9_the_window_reads_a_path_by_its_position_on_the_list_under_it() -> None:
+    """`Arrays.sync` reads new stored messages off the list under the path, at the path's own
+    offset (`Stretch.under`): a path that starts further along its list gives the same window as
+    the plain list (the review found no replay path that starts past 0, so no replay test would
+    notice the offset left out)."""
+    fixture = load_fixture(str(FIXTURES / "replay" / "branch.yaml"))
+    got = pipeline.run(fixture, Options(max_input_tokens=2_000), state=state.State()).assembly
+    assert isinstance(got.converted, window.WindowConversion)
+    path = list(got.branch.path)
+    plain, offset = state.State(), state.State()
+    plain.sync(path, len(path), got.converted)
+    offset.sync(tree.Stretch([path[-1], path[0], *path], 2), len(path), got.converted)
+    assert len(path) > 2 and offset.path == plain.path == path
+    assert [w.key for w in offset.works] == [w.key for w in plain.works] and list(offset.ends) == list(plain.ends)
 
 
 def _forked(tmp_path: Path) -> tuple[dict[str, Any], Fixture]:
