@@ -196,7 +196,7 @@ def test_r_cmp_1_reserved_tokens_per_date_equal_afresh() -> None:
     for call in planner.calls():
         if call.clock is None:
             continue
-        eff, reserved = planner.summaries._settings_of(call)
+        eff, reserved = planner.summaries._settings_of(call.clock, call.fixture, call.options)
         meter = planner.summaries._meter_of(eff)
         assert reserved == assemble.reserved_tokens(eff, meter, assemble.today(eff))
         assert assemble.today(eff) == assemble.today(resolve(call.fixture, call.options))
@@ -214,7 +214,7 @@ def test_r_cmp_1_due_from_the_threshold_kept_per_settings_equals_trigger_afresh(
     planner = Planner(load_fixture(str(FIXTURES / "replay" / "system_date.yaml")))
     summaries, asked = planner.summaries, 0
     for call in planner.calls():
-        eff, reserved = summaries._settings_of(call)
+        eff, reserved = summaries._settings_of(call.clock, call.fixture, call.options)
         meter = summaries._meter_of(eff)
         smaller = replace(eff, max_input_tokens=eff.max_input_tokens // 2)
         for settings in (eff, smaller, eff):
@@ -567,3 +567,39 @@ def test_per_call_values_hash_and_compare_as_frozen_ones() -> None:
     copy = w.with_(cacheable=True)
     assert hash(w) == hash(tuple(getattr(w, f.name) for f in fields(w)))
     assert copy != w and copy == replace(w, cacheable=True) and hash(copy) == hash(replace(w, cacheable=True))
+
+
+def test_r_asm_9_replay_warnings_equal_each_calls_typed_warnings(tmp_path: Path) -> None:
+    """R-ASM-9 (R-RPL-9): the driver notes a call whose only warning is R-ASM-9's without listing
+    `Result.typed_warnings` (most calls at a small window); the replay's warnings equal those of
+    every call's typed warnings given one by one, with how far each is over the window, on a
+    history over the window at most calls and on gallery fixtures with other warnings."""
+    history = tmp_path / "h.json"
+    history.write_text(json.dumps(bench_history(150)), encoding="utf-8")
+    cases = [
+        (history, 4_000),
+        (FIXTURES / "fixed_parts_too_big.yaml", 3_000),
+        (FIXTURES / "project_too_big.yaml", 3_000),
+    ]
+    cases += [(FIXTURES / "forgotten_files.yaml", 3_000), (FIXTURES / "replaced_system_prompt.yaml", 3_000)]
+    over_calls = 0
+    for path, window in cases:
+        fixture, options = load_fixture(str(path)), Options(max_input_tokens=window)
+        try:
+            expected = Warned(Planner(fixture, options).warnings())
+        except CtxkitError:
+            continue
+
+        def seen(index: int, call: Any, result: pipeline.Result, expected: Warned = expected) -> None:
+            for w in result.typed_warnings():
+                over = result.over_window_tokens() if w.kind is pipeline.WarningKind.OVER_WINDOW else 0
+                expected.add(index, call.label, w, over)
+
+        try:
+            replayed = driver.replay(fixture, options, on_call=seen)
+        except CtxkitError:
+            continue
+        texts = expected.texts()
+        assert replayed.warnings[: len(texts)] == texts, path
+        over_calls += sum(c.prompt_tokens > window for c in replayed.calls)
+    assert over_calls > 20

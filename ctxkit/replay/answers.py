@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections.abc import Set
 
 from ctxkit.history.working import Kind, Working
 
@@ -61,7 +62,7 @@ class Announcements:
                 if not found:
                     self.by_call.pop(c.id, None)
 
-    def orphans(self, a: int, b: int, works: list[Working], before: set[str]) -> list[int]:
+    def orphans(self, a: int, b: int, works: list[Working], before: Set[str | None]) -> list[int]:
         """The positions in [a, b) of tool results no message of `works[a:n]` announces, nor
         `before` (the calls announced ahead of the run), ascending."""
         tools, since = self.tools, self.since

@@ -124,25 +124,32 @@ class Arrays:
             return
         of, at = path.under[:2] if isinstance(path, tree.Stretch) else (path, 0)  # read by position, in C
         files, fixture, templates = converted._files, converted._fixture, converted._templates
-        done, append = self._done, self._append
+        done, extend, ends = self._done, self._extend, self.ends
         for k in range(len(mine), upto):
             m = of[at + k]
             found = done.get(m.id)  # `message(m, ...)`: a message the window reaches is kept converted
             if found is None or found[0] is not m:
                 found = done[m.id] = (m, convert.message(m, files, fixture, templates))
-            for w in found[1]:
-                append(w)
-            self.ends.append(len(self.works))
+            extend(found[1])
+            ends.append(len(self.works))
             mine.append(m)
 
     def _append(self, w: Working) -> None:
         """A working message at the window's end, with what is kept of it by position."""
-        self.answers.append(len(self.works), w)
-        self.fated.append(self._kept_as[w.placeholder][w.notes])  # `kept_fate(w)`, shared
-        self.truncated.append(self._truncated_as[w.notes])
-        self.at[w.key] = len(self.works)
-        self.works.append(w)
-        self.copies.append(self._copy(w))
+        self._extend((w,))
+
+    def _extend(self, ws: tuple[Working, ...]) -> None:
+        """`_append` of each of `ws` (one stored message's working messages), in order."""
+        answers, works, at, copy = self.answers, self.works, self.at, self._copy
+        kept_as, truncated_as = self._kept_as, self._truncated_as
+        for w in ws:
+            n = len(works)
+            answers.append(n, w)
+            self.fated.append(kept_as[w.placeholder][w.notes])  # `kept_fate(w)`, shared
+            self.truncated.append(truncated_as[w.notes])
+            at[w.key] = n
+            works.append(w)
+            self.copies.append(copy(w))
 
     def _cut(self, end: int) -> None:
         """The window's working messages from `end` on forgotten."""

@@ -179,10 +179,7 @@ class Planner:
             loop.append(InFlightMessage("assistant", len(loop), tool_calls=announced))
             base = len(loop)
             loop.extend(InFlightMessage("tool", base + k, c.response or "", (), c.id) for k, c in enumerate(group))
-        last = self._derived(user, len(turns), on_branch, tuple(loop), answer)
-        if on_branch and self.summaries.due(user, answer, last):  # R-CMP-1 after the question's answer
-            last = _copy_call(last, compression_due=True)
-        yield last
+        yield self._derived(user, len(turns), on_branch, tuple(loop), answer, due=on_branch)
 
     def _in_flight(self, user: StoredMessage) -> Iterator[ReplayCall]:
         """The last question: (U, 0), one call after each in-flight answer and its results, the fixture's call."""
@@ -197,18 +194,30 @@ class Planner:
         yield ReplayCall(user, len(starts), True, True, fixture, self.options, self.clocks.now, None, summary)
 
     def _derived(
-        self, user: StoredMessage, step: int, on_branch: bool, loop: tuple[InFlightMessage, ...], output: Output
+        self,
+        user: StoredMessage,
+        step: int,
+        on_branch: bool,
+        loop: tuple[InFlightMessage, ...],
+        output: Output,
+        *,
+        due: bool = False,
     ) -> ReplayCall:
-        """A fixture whose branch ends at `user`, with `loop` in flight and the summaries of its time."""
+        """A fixture whose branch ends at `user`, with `loop` in flight and the summaries of its time;
+        `due`: the question's last call on the branch, after which R-CMP-1 is checked (the call is
+        made once, with its `compression_due`, not copied to set it)."""
         messages = self.summaries.visible(user)
         seen = self.fixture if messages is self.fixture.messages else _with_messages(self.fixture, messages)
         branch = self.select(seen, user.id)
         clock = self.clocks.on(loop, branch)  # R-RPL-3: `clocks.at(loop, branch.live)`
         fixture = _derive_fixture(self.fixture, messages, user.id, loop, _NO_OVERRIDES, clock)
-        return ReplayCall(user, step, on_branch, False, fixture, self._options, clock, output, branch.summary)
+        if due:  # R-CMP-1 after the question's answer
+            upto = output if isinstance(output, StoredMessage) else user
+            due = self.summaries.due(user, upto, clock, fixture, self._options, branch.summary)
+        return _new_call(user, step, on_branch, False, fixture, self._options, clock, output, branch.summary, due)
 
 
-_copy_call = Copier(ReplayCall)
+_new_call = Copier(ReplayCall).new  # one per call: each field stored once
 _with_messages = Copier(Fixture).changing("messages")
 _derive_fixture = Copier(Fixture).changing("messages", "leaf", "in_flight", "turn", "now")  # per call: see `changing`
 _NO_OVERRIDES = TurnOverrides()

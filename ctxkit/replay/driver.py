@@ -28,7 +28,7 @@ from ctxkit.replay.cost import Pricer
 from ctxkit.replay.prefix import Numbers
 from ctxkit.replay.state import State
 from ctxkit.replay.warned import Warned
-from ctxkit.translate.items import priming_tokens, prompt_items
+from ctxkit.translate.items import over_window_warning, priming_tokens, prompt_items
 
 if TYPE_CHECKING:
     from ctxkit.counting.measure import Meter
@@ -178,11 +178,13 @@ class _Loop:
         when there is one (most calls have none). `wire_tokens`: `result.wire_tokens()`, given."""
         eff = result.assembly.eff
         settings = self._settings_warnings(eff)
-        over_window = wire_tokens > eff.max_input_tokens  # R-ASM-9: `result.over_window_tokens() > 0`
-        if settings or result.assembly.record.warnings or result.payload.prepared.warnings or over_window:
+        over = wire_tokens - eff.max_input_tokens  # R-ASM-9: `result.over_window_tokens()` when positive
+        if settings or result.assembly.record.warnings or result.payload.prepared.warnings:
             for w in result.typed_warnings(settings):
-                over = result.over_window_tokens() if w.kind is WarningKind.OVER_WINDOW else 0
-                self.warned.add(index, call.label, w, over)
+                self.warned.add(index, call.label, w, over if w.kind is WarningKind.OVER_WINDOW else 0)
+        elif over > 0:  # R-ASM-9's alone (at a small window, most calls): `typed_warnings`' one warning
+            text = over_window_warning(wire_tokens, eff.max_input_tokens) or ""
+            self.warned.add(index, call.label, RunWarning(WarningKind.OVER_WINDOW, text), over)
 
     def _settings_warnings(self, eff: Effective) -> list[RunWarning]:
         """`pipeline.settings_warnings(eff)`, again only when what they are made from changes (the

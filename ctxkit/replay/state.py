@@ -22,7 +22,7 @@ call equals the call assembled afresh).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping, Set
 from datetime import datetime
 from operator import attrgetter, is_, itemgetter
 
@@ -47,6 +47,8 @@ from ctxkit.translate.memo import TranslationMemo
 _KEY = attrgetter("key")
 _copy_effective = Copier(Effective).changing("fixture", "now", "leaf")  # per call: cheaper than field by field
 _FIXED_KEPT = 8  # fixed parts kept: a few turn states (R-TURN-2) of the current date
+_NOTHING = Answered(kept=[], in_turn=[], orphans=[])  # R-ASM-8 over no message before the run: only read
+_NONE: frozenset[str | None] = frozenset()  # no call announced before the kept run
 
 
 class State(Arrays):
@@ -203,7 +205,7 @@ class State(Arrays):
         if first >= last:
             return truncate_afresh(converted, first, room, meter)
         pinned = converted.pinned
-        used = sum(map(meter.of, pinned))
+        used = sum(map(meter.of, pinned)) if pinned else 0  # the last user message's files: mostly none
         if used > room:  # truncation stops among them: the walk
             return truncate_afresh(converted, last, room, meter)
         head = converted.head_units
@@ -252,13 +254,16 @@ class State(Arrays):
             return drop_orphans_afresh(kept, in_turn)
         i, a, k = runs[0] if len(runs) == 1 else max(runs, key=itemgetter(2))
         b, works, answers = a + k, self.works, self.answers
+        before: Set[str | None]
         if i:  # the summary before the run
             head = drop_orphans_afresh(kept[:i], [])
             before = {c.id for w in head.kept for c in w.tool_calls}
         else:
-            head, before = Answered(kept=[], in_turn=[], orphans=[]), set()
+            head, before = _NOTHING, _NONE
         lost = answers.orphans(a, b, works, before)
         if i + k == len(kept) and not in_turn:  # nothing after the run (most calls): nothing to walk
+            if not lost and not head.orphans:  # nothing left out: the very list, as the step before noted it
+                return Answered(kept=kept, in_turn=[], orphans=[])
             rest = Answered(kept=[], in_turn=[], orphans=[])
         else:
 
@@ -268,7 +273,7 @@ class State(Arrays):
             rest = drop_orphans_afresh(kept[i + k :], in_turn, announced)
         if not lost and not head.orphans and not rest.orphans:  # nothing left out (most calls): the very list,
             return Answered(kept=kept, in_turn=rest.in_turn, orphans=[])  # as the step before noted it
-        run, start = head.kept, a
+        run, start = head.kept if i else [], a  # (not the shared empty one: extended below)
         pieces = [(j, -1, 1) for j in range(len(run))]
         for n in (*lost, b):
             if n > start:

@@ -2,7 +2,7 @@
 is due after a question (R-CMP-1), with `--compress-as` a simulated summary node added then.
 
 Input: the fixture, its branch, `compress_as`. Output: `Summaries.visible(user)` (the stored
-messages a call answering `user` is assembled from) and `Summaries.due(user, answer, last)`.
+messages a call answering `user` is assembled from) and `Summaries.due(user, upto, ...)`.
 """
 
 from __future__ import annotations
@@ -10,19 +10,15 @@ from __future__ import annotations
 from array import array
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from ctxkit.assembly.assemble import reserved_tokens
 from ctxkit.assembly.system import format_date
 from ctxkit.compression.compress import Trigger, message_tokens, trigger
 from ctxkit.compression.compress import plan as compression_plan
 from ctxkit.counting.measure import Counts, Meter, meter_for
-from ctxkit.loading.config import Effective, resolve
+from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import Fixture, Role, StoredMessage
 from ctxkit.output import plural
-
-if TYPE_CHECKING:
-    from ctxkit.replay.calls import ReplayCall
 
 SYNTHETIC_PREFIX = "~synthetic-summary-"
 
@@ -56,14 +52,22 @@ class Summaries:
             return self.messages
         return tuple(m for m in self.messages if not (m.role is Role.SUMMARY and m.parent == user.id))
 
-    def due(self, user: StoredMessage, answer: StoredMessage | None, last: ReplayCall) -> bool:
-        """R-CMP-1 on the branch up to U's answer; with --compress-as, a simulated summary node."""
-        upto = answer if answer is not None else user
-        if not self._due(*self._settings_of(last), last.summary, upto):
+    def due(
+        self,
+        user: StoredMessage,
+        upto: StoredMessage,
+        clock: datetime | None,
+        fixture: Fixture,
+        options: Options,
+        summary: StoredMessage | None,
+    ) -> bool:
+        """R-CMP-1 on the branch up to `upto` (U's answer, else U) for the question's last call (its
+        clock, fixture, options and summary); with --compress-as, a simulated summary node."""
+        if not self._due(*self._settings_of(clock, fixture, options), summary, upto):
             return False
         if self.compress_as is None:
             return True
-        decision = compression_plan(resolve(replace(last.fixture, leaf=upto.id, in_flight=()), last.options))
+        decision = compression_plan(resolve(replace(fixture, leaf=upto.id, in_flight=()), options))
         if decision.summarizes_through is None:
             return True
         here = self.position[user.id]
@@ -90,19 +94,19 @@ class Summaries:
         self.messages = self.fixture.messages + tuple(self.synthetic)
         return True
 
-    def _settings_of(self, last: ReplayCall) -> tuple[Effective, int | None]:
+    def _settings_of(self, clock: datetime | None, fixture: Fixture, options: Options) -> tuple[Effective, int | None]:
         """The settings R-CMP-1's trigger reads (the window, the ratio, the worst-case system prompt
         of the call's date, and the tokens it reserves), resolved once per date rather than once
         per question: they are the same for every call of a replay but for the date the system
         prompt shows."""
-        if last.clock is None:  # the real clock's date: resolved afresh
-            return resolve(last.fixture, last.options), None
-        if last.clock is not self._dated[0]:
-            self._dated = (last.clock, format_date(last.clock))
+        if clock is None:  # the real clock's date: resolved afresh
+            return resolve(fixture, options), None
+        if clock is not self._dated[0]:
+            self._dated = (clock, format_date(clock))
         date = self._dated[1]
         found = self._settings.get(date)
         if found is None:
-            eff = resolve(last.fixture, last.options)
+            eff = resolve(fixture, options)
             found = self._settings[date] = (eff, reserved_tokens(eff, self._meter_of(eff)))
         return found
 
