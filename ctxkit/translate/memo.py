@@ -271,12 +271,10 @@ class TranslationMemo:
             self.renamed = set()
             return
         before = {i: counts.get(i, 0) for i in touched}
-        for w in left:
-            for c in w.tool_calls:
-                counts[c.id] -= 1
-        for w in entered:
-            for c in w.tool_calls:
-                counts[c.id] = counts.get(c.id, 0) + 1
+        for i, _ in gone:
+            counts[i] -= 1
+        for i, _ in came:
+            counts[i] = counts.get(i, 0) + 1
         for i in touched:
             if not counts[i]:
                 del counts[i]
@@ -286,7 +284,7 @@ class TranslationMemo:
             self.names = {c.id: c.name for w in messages for c in w.tool_calls}
             self.renamed = {i for i, _ in old.items() ^ self.names.items()}
             return
-        new = {c.id: c.name for w in entered for c in w.tool_calls}
+        new = dict(came)  # the latest call of an id gives its name
         self.renamed = {i for i in touched if names.get(i) != new.get(i)}
         for i in touched:
             if i in new:
@@ -384,15 +382,16 @@ _TAIL = 8  # how many messages before a run's longest end `_common` looks at las
 
 
 def _differ(a: Working, b: Working) -> bool:
-    """`a != b`: the very same object first, then the keys (`Working.__eq__` compares every field,
-    the key among them, building a tuple of each message's fields)."""
-    return a is not b and (a.key != b.key or a != b)
+    """`a != b`: the very same object first, then the keys and cacheable flags (`Working.__eq__`
+    compares every field, building a tuple of each message's fields; a question's stored copy
+    differs from the in-window question by its flag alone, R-TR-8)."""
+    return a is not b and (a.key != b.key or a.cacheable != b.cacheable or a != b)
 
 
 def _equal(a: Working, b: Working) -> bool:
     """`a == b`, told apart by their texts and call ids first (without building each one's
     fields, or writing their arguments as JSON)."""
-    if a.text is not b.text and a.text != b.text:  # a system text, a tool result of the same key
+    if a.cacheable != b.cacheable or (a.text is not b.text and a.text != b.text):  # a stored copy, a system text
         return False
     if a.tool_calls is not b.tool_calls and [c.id for c in a.tool_calls] != [c.id for c in b.tool_calls]:
         return False

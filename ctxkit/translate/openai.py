@@ -132,12 +132,13 @@ def fill(messages: Sequence[Sent]) -> dict[str, Any]:
 class _Fragment:
     """A working message as one payload message, made once: its `Sent` (its dict, its item's
     (key, tokens) and framing), shared by every request wherever the message stands; a tool
-    result's `Sent` per name of its call (OpenAI reads the result under that name)."""
+    result's `Sent` per name of its call (OpenAI reads the result under that name): a result's
+    framing without a name is worked out only when its call is not in the window (`_sent`)."""
 
     __slots__ = ("named", "sent", "tool")
 
-    def __init__(self, body: dict[str, Any], known: tuple[Key, int], frame: int) -> None:
-        self.sent = Sent(body["role"], [body], None, [known], frame)  # never changed
+    def __init__(self, body: dict[str, Any], known: tuple[Key, int], frame: int | None) -> None:
+        self.sent = Sent(body["role"], [body], None, [known], frame)  # never changed once framed
         self.tool = body["role"] == "tool"
         self.named: dict[str, Sent] = {}
 
@@ -196,7 +197,11 @@ def _sent(
     call_id = str(m.tool_call_id)  # as the body is read
     name = names.get(call_id)
     if name is None:
-        return fragment.sent
+        sent = fragment.sent
+        if sent.frame is None:  # framed once, on the first request that has no call named for it
+            frame = items.frame(rules, "tool", sent.parts, a.meter, {})
+            sent = fragment.sent = Sent(sent.role, sent.parts, None, sent.known, frame)
+        return sent
     found = fragment.named.get(name)
     if found is None:
         sent = fragment.sent
@@ -209,7 +214,7 @@ def _made(a: TranslationInput, rules: WireRules, d: dict[str, Any]) -> _Fragment
     """A payload dict's fragment: keyed and counted once (the memo shares it between working
     messages of equal content, such as an in-flight message and its stored copy)."""
     known = items.known(d["role"], d, a.meter, rules)
-    return _Fragment(d, known, _framing(a, rules, d))
+    return _Fragment(d, known, None if d["role"] == "tool" else _framing(a, rules, d))
 
 
 def _framing(a: TranslationInput, rules: WireRules, d: dict[str, Any]) -> int:
