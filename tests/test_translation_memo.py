@@ -28,10 +28,11 @@ from ctxkit.output import dumps
 from ctxkit.pipeline import run, translation_input
 from ctxkit.replay import driver
 from ctxkit.translate import anthropic_turns, gemini, items, translate, turns
-from ctxkit.translate.itemmemo import runs
+from ctxkit.translate.fragments import same_calls
+from ctxkit.translate.itemmemo import REACH, runs
 from ctxkit.translate.items import prompt_items, read_items
 from ctxkit.translate.keys import Key, item_key
-from ctxkit.translate.memo import _TAIL, TranslationMemo, _common, same_calls
+from ctxkit.translate.memo import _MISSES, _TAIL, TranslationMemo, _common
 
 from .helpers import bench_history
 
@@ -564,3 +565,57 @@ def test_r_rpl_9_carried_values_equal_those_placed_run_by_run(seed: int) -> None
         carried = memo.carried(values)
         assert len(carried) == len(placed) and all(a is b for a, b in zip(carried, placed, strict=True))
         old = window
+
+
+def _scanned_runs(memo: TranslationMemo, new: list[Working], old: list[Working]) -> list[tuple[int, int, int]]:
+    """`TranslationMemo._runs` as it was: every held message looked for in the last window past
+    the last run, one scan each (no map of the last window's positions)."""
+    out: list[tuple[int, int, int]] = []
+    i, j = 0, 0
+    while i < len(new):
+        held = memo._entries.get(new[i].key)
+        if held is not None and held[0] is new[i]:
+            at = next((p for p in range(j, min(len(old), j + REACH)) if old[p] is new[i]), -1)
+            if at >= 0:
+                k = _common(new, i, old, at, min(len(new) - i, len(old) - at))
+                out.append((i, at, k))
+                i, j = i + k - 1, at + k
+        i += 1
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_r_rpl_9_memo_runs_equal_one_scan_per_held_message(seed: int) -> None:
+    """`_runs` maps the last window's objects to their positions once held messages are missed
+    past the last run (`_MISSES`, messages back in a window that grows at its old end): its runs
+    equal those of one scan per held message, on long windows (past `REACH`) that shrink and grow
+    back at either end, jump, and hold one object twice."""
+    rng = random.Random(seed)
+    pool = _pool(rng, 500)
+    memo = TranslationMemo()
+    old: list[Working] = []
+    start, end = 100, 130
+    mapped = 0
+    for _ in range(60):
+        move = rng.random()
+        if move < 0.3:
+            start = max(0, start - rng.randrange(1, 40))  # grows back at its old end
+        elif move < 0.5:
+            start, end = start + rng.randrange(0, 30), end + rng.randrange(0, 60)
+        elif move < 0.6:
+            start = rng.randrange(400)
+            end = start + rng.randrange(1, 250)
+        else:
+            end += rng.randrange(0, 5)
+        end = min(max(end, start + 1), len(pool))
+        window = pool[start:end]
+        for _ in range(rng.randrange(3) if rng.random() < 0.5 else 0):  # one object twice (no replay's window)
+            window.insert(rng.randrange(len(window) + 1), rng.choice(window))
+        expected = _scanned_runs(memo, window, old)
+        memo.begin(("p",), window)
+        assert memo.runs == expected
+        mapped += sum(1 for p in memo.fresh if (memo._entries.get(window[p].key) or (None,))[0] is window[p]) >= _MISSES
+        for p in memo.fresh:  # as `common.prepare` does
+            memo.plain(window[p], lambda w: SimpleNamespace(entry=None))
+        old = window
+    assert mapped > 5

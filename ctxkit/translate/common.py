@@ -22,8 +22,9 @@ from ctxkit.counting.measure import Meter
 from ctxkit.history.working import Call, Fate, Image, Kind, Row, Segment, Working, image_key
 from ctxkit.loading.domain import Settings, ToolDef
 from ctxkit.loading.templates import Templates
+from ctxkit.translate.fragments import Fragment
 from ctxkit.translate.keys import Key
-from ctxkit.translate.memo import Fragment, TranslationMemo
+from ctxkit.translate.memo import TranslationMemo
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,10 +326,7 @@ def _segment_ends(a: TranslationInput) -> tuple[list[int], list[Segment]]:
 
 
 def _cacheable_prefix(messages: list[Working]) -> int:
-    prefix = 0
-    while prefix < len(messages) and messages[prefix].cacheable:
-        prefix += 1
-    return prefix
+    return next((p for p, w in enumerate(messages) if not w.cacheable), len(messages))
 
 
 def _drop_notice(a: TranslationInput, out: Prepared, dropped: int) -> None:

@@ -27,74 +27,11 @@ from itertools import compress, count, repeat
 from operator import attrgetter, is_, is_not, itemgetter
 from typing import Any, TypeVar
 
-from ctxkit.history.working import Call, Working
+from ctxkit.history.working import Working
+from ctxkit.translate.fragments import Fragments
 from ctxkit.translate.itemmemo import REACH, bisected
 
 T = TypeVar("T")
-
-
-class Fragment:
-    """What a provider's translator made of one working message (`fragment`, the translator's
-    own type), reached from the message's wire message (`WireMessage.entry`), shared by the wire
-    messages of equal content.
-
-    It holds nothing that holds a wire message: replay runs with the cyclic collector paused
-    (`ctxkit.collector`), so a reference cycle would keep every wire message the memo forgot in
-    memory to the end."""
-
-    __slots__ = ("fragment",)
-
-    def __init__(self) -> None:
-        self.fragment: Any = None
-
-
-class _Fragments:
-    """Fragment holders by the content of the message they were made for (kind, text, tool
-    call id and calls: all a wire message of a message without images is made from, its
-    cacheable flag aside), so that messages of equal content share one translator fragment.
-    It forgets what was not asked for during the last two generations, each about a window's
-    worth of additions (so the memo holds a few windows, never the history)."""
-
-    __slots__ = ("_new", "_old", "limit")
-
-    def __init__(self) -> None:
-        self._new: dict[tuple[Any, ...], tuple[tuple[Call, ...], Fragment]] = {}
-        self._old: dict[tuple[Any, ...], tuple[tuple[Call, ...], Fragment]] = {}
-        self.limit = 256
-
-    def get(self, w: Working) -> Fragment:
-        calls = w.tool_calls
-        key = (w.kind, w.text, w.tool_call_id, *map(_ID, calls)) if calls else (w.kind, w.text, w.tool_call_id)
-        found = self._new.get(key)
-        if found is not None and same_calls(found[0], calls):  # equal arguments too
-            return found[1]
-        if found is None:
-            found = self._old.pop(key, None)  # asked for again: kept another generation
-        if found is None or not same_calls(found[0], calls):
-            found = (calls, Fragment())
-        if len(self._new) >= self.limit:
-            self._old, self._new = self._new, {}
-        self._new[key] = found
-        return found[1]
-
-
-def same_calls(a: tuple[Call, ...], b: tuple[Call, ...]) -> bool:
-    """Whether two messages' calls are sent alike (`Call.__eq__`: the arguments compared as the
-    JSON they are sent as); calls whose arguments are the very same object are, without writing
-    that JSON (one stored message converted twice shares its arguments)."""
-    if a is b:
-        return True
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b, strict=True):
-        if x is y:
-            continue
-        if x.args is not y.args or x.id != y.id or x.name != y.name:
-            if not x == y:
-                return False
-        elif x.tokens != y.tokens or x.args_text != y.args_text:
-            return False
-    return True
 
 
 class TranslationMemo:
@@ -106,7 +43,7 @@ class TranslationMemo:
     a key whose message changed gets a new one. A wire message whose message left the window is
     kept until they are two windows' worth (a window that shrank for a call's in-flight messages
     grows back over it); a new one shares the translator fragment of a message of equal content
-    (`_Fragments`). The memo holds a few windows, never the history.
+    (`Fragments`). The memo holds a few windows, never the history.
 
     Per request (`begin`): `runs`, the runs of this window's messages that are the last request's
     very objects, as (position now, position then, length), each from a message the memo holds
@@ -119,7 +56,7 @@ class TranslationMemo:
     def __init__(self) -> None:
         self._context: tuple[object, ...] | None = None
         self._entries: dict[str, tuple[Working, Any]] = {}  # key -> (message, its common.WireMessage)
-        self._fragments = _Fragments()
+        self._fragments = Fragments()
         self.window: list[Working] = []  # the last request's working messages, in order
         self.wires: list[Any] = []  # their wire messages, aligned with `window`
         self.sent: list[Any] = []  # a translator's payload message per wire message (OpenAI, Ollama)
@@ -143,7 +80,7 @@ class TranslationMemo:
         if context != self._context:
             self._context = context
             self._entries, self.window, self.wires, self.sent, self.names = {}, [], [], [], {}
-            self._fragments = _Fragments()
+            self._fragments = Fragments()
             self.imaged, self._prefix, self._calls, self._answers = [], 0, {}, {}
             self.repeated, self.format, self.per_context = 0, None, {}
         old = self.window
@@ -168,10 +105,19 @@ class TranslationMemo:
         with images or a second under one key (made or found as a fresh one: the same payload)."""
         out: list[tuple[int, int, int]] = []
         i, j, n, m = 0, 0, len(new), len(old)
+        entries, where, missed = self._entries, None, 0
         while i < n:
-            w, held = new[i], self._entries.get(new[i].key)
+            w, held = new[i], entries.get(new[i].key)
             if held is not None and held[0] is w:  # the very object, a little way past the last run
-                at = next(compress(count(j), map(is_, repeat(w), old[j : j + REACH])), -1)
+                if j < m and old[j] is w:  # where the last run ended (the window grew or slid by none)
+                    at = j
+                elif where is not None:
+                    at = _found(w, old, j, where)
+                else:
+                    at = next(compress(count(j), map(is_, repeat(w), old[j : j + REACH])), -1)
+                    missed += at < 0
+                    if missed == _MISSES:  # held messages back in the window: the last window's positions
+                        where = dict(zip(map(id, reversed(old)), range(m - 1, -1, -1), strict=True))  # the first wins
                 if at >= 0:  # a run of the last window's messages from here: `_common` says how long
                     k = _common(new, i, old, at, min(n - i, m - at))
                     out.append((i, at, k))
@@ -350,7 +296,7 @@ class TranslationMemo:
             self._entries = {k: e for k, e in entries.items() if k in keys}
 
 
-_CALL_ID, _KEY, _ID, _IMAGES = attrgetter("tool_call_id"), attrgetter("key"), attrgetter("id"), attrgetter("images")
+_CALL_ID, _KEY, _IMAGES = attrgetter("tool_call_id"), attrgetter("key"), attrgetter("images")
 
 
 def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most: int) -> int:
@@ -379,6 +325,17 @@ def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most
 
 
 _TAIL = 8  # how many messages before a run's longest end `_common` looks at last
+_MISSES = 2  # held messages not found past the last run before `_runs` maps the last window by object
+
+
+def _found(w: Working, old: list[Working], j: int, where: dict[int, int]) -> int:
+    """The first position from `j` (less than `REACH` on) of the very object `w` in `old`, or -1,
+    read off `where` (each object's first position in `old`); searched only when `w` is also
+    before `j` (one object twice in a window: none of a replay's)."""
+    p = where.get(id(w), -1)
+    if p >= j or p < 0:
+        return p if p < j + REACH else -1
+    return next(compress(count(j), map(is_, repeat(w), old[j : j + REACH])), -1)
 
 
 def _differ(a: Working, b: Working) -> bool:
