@@ -430,10 +430,10 @@ def test_noted_pieces_describe_the_lists_they_are_given_for(generated: Path, mon
     noted = 0
 
     class Checked(state.State):
-        def _runs(self, ws: list[Working], ref: list[Working]) -> Any:
+        def _pieces(self, ws: list[Working], ref: list[Working]) -> Any:
             nonlocal noted
             noted += self.noted.of(ws, ref) is not None
-            pieces = list(super()._runs(ws, ref))
+            pieces = super()._pieces(ws, ref)
             covered: list[Working] = []
             for i, n, k in pieces:
                 assert i == len(covered)
@@ -444,7 +444,7 @@ def test_noted_pieces_describe_the_lists_they_are_given_for(generated: Path, mon
                     assert k > 0 and all(a is b for a, b in zip(ws[i : i + k], ref[n : n + k], strict=True))
                     covered += ref[n : n + k]
             assert len(covered) == len(ws)
-            return iter(pieces)
+            return pieces
 
     monkeypatch.setattr(driver, "State", Checked)
     calls = _replay(generated, Options(max_input_tokens=3_000), lambda index, a: None)

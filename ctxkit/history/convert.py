@@ -34,6 +34,24 @@ class Converted:
     reaches is never converted. `history` converts them all (reports that list every message).
     """
 
+    __slots__ = (  # one per assembled call (a replay's thousands): no instance dict
+        "_branch",
+        "_done",
+        "_files",
+        "_files_in_order",
+        "_fixture",
+        "_head",
+        "_history",
+        "_index",
+        "_summarized_files",
+        "_templates",
+        "in_turn",
+        "last_user",
+        "pinned",
+        "stored",
+        "units",
+    )
+
     def __init__(self, branch: Branch, fixture: Fixture, templates: Templates) -> None:
         self._branch, self._fixture, self._templates = branch, fixture, templates
         self._files = self._file_index(fixture)

@@ -102,7 +102,8 @@ class Branch:
 
     @property
     def last_user(self) -> StoredMessage | None:
-        return None if self.last is None else self.path[self.last]
+        path = self.path  # read off the list under it (`last` is within the path)
+        return None if self.last is None else path._of[path._start + self.last]
 
     @property
     def after_cutoff(self) -> Stretch:
@@ -184,7 +185,8 @@ class Paths:
 
     def select(self, fixture: Fixture, leaf: str | None) -> tuple[Stretch, dict[str, int], list[StoredMessage]]:
         """The path to `leaf`, each id's position on it, and the fixture's summary nodes."""
-        self._index(fixture)
+        if fixture.messages is not self._messages:
+            self._index(fixture)
         if leaf is None:
             return Stretch(()), {}, self._summaries
         by_id, path, position = self._by_id, self._path, self._position
@@ -197,8 +199,9 @@ class Paths:
             climbed.append(node)
             node = by_id[node.parent] if node.parent is not None else None
         keep = position[node.id] + 1 if node is not None else 0
-        for m in path[keep : self._end]:
-            del position[m.id]
+        if keep < self._end:  # the last path went further: an edit (a new question only climbs)
+            for m in path[keep : self._end]:
+                del position[m.id]
         if climbed and keep < len(path):  # the list past `keep` may be seen by earlier stretches
             path = self._path = path[:keep]
         for m in reversed(climbed):

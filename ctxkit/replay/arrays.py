@@ -107,7 +107,8 @@ class Arrays:
         with it (root paths that share a message share everything above it), convert the rest."""
         mine = self.path
         common = min(len(mine), upto)
-        if common and path[common - 1] is not mine[common - 1]:  # an edit left the path: find where
+        of, at = path.under[:2] if isinstance(path, tree.Stretch) else (path, 0)  # read by position, in C
+        if common and of[at + common - 1] is not mine[common - 1]:  # an edit left the path: find where
             lo, hi = 0, common - 1  # path[k - 1] is mine[k - 1] holds for k <= lo, fails for k > hi
             while lo < hi:
                 mid = (lo + hi + 1) // 2
@@ -122,7 +123,6 @@ class Arrays:
             self._cut(self.ends[common])
         if len(mine) >= upto:
             return
-        of, at = path.under[:2] if isinstance(path, tree.Stretch) else (path, 0)  # read by position, in C
         files, fixture, templates = converted._files, converted._fixture, converted._templates
         done, extend, ends = self._done, self._extend, self.ends
         for k in range(len(mine), upto):

@@ -170,7 +170,7 @@ class Planner:
     def _stored(self, user: StoredMessage, answer: StoredMessage | None, *, on_branch: bool) -> Iterator[ReplayCall]:
         """(U, 0) and one call after each tool turn of the stored answer (R-RPL-1)."""
         calls = answer.tool_calls if answer is not None else ()
-        turns = sorted({c.turn for c in calls})
+        turns = sorted({c.turn for c in calls}) if calls else ()  # a plain answer (most): no tool turn
         loop: list[InFlightMessage] = []
         for t, turn in enumerate(turns):
             group = tuple(c for c in calls if c.turn == turn)

@@ -22,7 +22,7 @@ call equals the call assembled afresh).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, MutableMapping, Set
+from collections.abc import MutableMapping, Set
 from datetime import datetime
 from operator import attrgetter, is_, itemgetter
 
@@ -234,7 +234,7 @@ class State(Arrays):
         """Each message's copy, made once: a run of the window's messages (the kept history is
         one, but for the summary before it and the last user message's files after it) is a slice
         of the copies made with them."""
-        pieces = list(self._runs(ws, self.works))
+        pieces = self._pieces(ws, self.works)
         first = pieces[0] if pieces else (0, -1, 0)
         out: list[Working] = self.copies[first[1] : first[1] + first[2]] if first[1] >= 0 else []  # one pass
         for i, n, k in pieces[1:] if first[1] >= 0 else pieces:
@@ -249,7 +249,7 @@ class State(Arrays):
         """R-ASM-8 as `truncation.drop_orphans` walks it: the longest run of the window's messages in
         `kept` (the kept history) loses the results `Announcements` finds unannounced in it, from
         positions recorded once; what comes before and after the run is walked as before."""
-        runs = [r for r in self._runs(kept, self.works) if r[1] >= 0]
+        runs = [r for r in self._pieces(kept, self.works) if r[1] >= 0]
         if not runs or self.answers.odd:
             return drop_orphans_afresh(kept, in_turn)
         i, a, k = runs[0] if len(runs) == 1 else max(runs, key=itemgetter(2))
@@ -295,7 +295,7 @@ class State(Arrays):
         R-FILE-3's and R-ASM-8's few; the summary and the last user message's files besides: all
         calls but a few), the record is a `pieces.Span` over the window's fates by position: no
         dict is made per call (a call looks up a few of them)."""
-        pieces = list(self._runs(kept, self.copies))
+        pieces = self._pieces(kept, self.copies)
         span = self._span(head, evicted, orphans, kept, pieces)
         if span is not None:
             return span
@@ -351,7 +351,7 @@ class State(Arrays):
 
     def kept_fates(self, kept: list[Working]) -> dict[str, Fated]:
         """Each kept message's fate (R-ASM-4, R-CONV-3), made once with the window."""
-        return self._made_into({}, kept, list(self._runs(kept, self.copies)))
+        return self._made_into({}, kept, self._pieces(kept, self.copies))
 
     def _made_into(self, found: dict[str, Fated], kept: list[Working], pieces: list[Piece]) -> dict[str, Fated]:
         """`found` with each kept message's fate added after what it holds (`kept_fates`), from
@@ -364,10 +364,11 @@ class State(Arrays):
                 found.update(zip(map(_KEY, works[n : n + k]), fated[n : n + k], strict=True))
         return found
 
-    def _runs(self, ws: list[Working], ref: list[Working]) -> Iterator[Piece]:
-        """`ws` in pieces (`pieces.runs`), or as the step that made it noted them."""
+    def _pieces(self, ws: list[Working], ref: list[Working]) -> list[Piece]:
+        """`ws` in pieces (`pieces.runs`), or as the step that made it noted them (that very list:
+        read, never changed)."""
         noted = self.noted.of(ws, ref)
-        return iter(noted) if noted is not None else runs(ws, ref, self.at)
+        return noted if noted is not None else list(runs(ws, ref, self.at))
 
     # --- shared work ----------------------------------------------------------------------
 

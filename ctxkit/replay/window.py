@@ -23,13 +23,16 @@ if TYPE_CHECKING:
 class WindowConversion(convert.Converted):
     """`Converted` over the state's shared conversions and window (the same values)."""
 
+    __slots__ = ("_last", "base", "end", "head_units", "state")
+
     def __init__(self, branch: tree.Branch, fixture: Fixture, templates: Templates, state: State) -> None:
         self.state = state
         super().__init__(branch, fixture, templates)
         self.base = branch.cut  # the index of stored[0] on the root path (after what the summary removes)
         self.end = self.base + len(self.stored)  # the index past the last stored message on the root path
         self.head_units = self.units - 1 - (self.end - self.base)  # 1 when a summary applies
-        self._last = self.stored[-1] if self.end > self.base else None  # the last stored message
+        of, _, stop = self.stored.under  # a stretch of the root path (`Converted.stored`)
+        self._last = of[stop - 1] if self.end > self.base else None  # the last stored message
         state.sync(branch.path, self.end, self)
 
     def _file_index(self, fixture: Fixture) -> dict[str, FileRecord]:
