@@ -94,11 +94,14 @@ def blocks(content: str | list[Any]) -> list[Any]:
 
 def texts(part: dict[str, Any]) -> Iterator[str]:
     """The texts of one item as the model reads them (never the JSON escaping)."""
+    content = part.get("content")
+    if type(content) is str and len(part) == 2 and "role" in part:  # a role and a text: nothing else to read
+        yield content
+        return
     if "parts" in part and isinstance(part["parts"], list):  # Gemini's systemInstruction
         for p in part["parts"]:
             yield from texts(p)
         return
-    content = part.get("content")
     if isinstance(content, str):  # an OpenAI/Ollama message, an Anthropic tool_result
         yield content
     elif isinstance(content, list):  # OpenAI (chat or Responses) content parts, an Anthropic tool_result's blocks
