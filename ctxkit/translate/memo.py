@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from itertools import compress, count, repeat
+from itertools import chain, compress, count, repeat
 from operator import attrgetter, is_, is_not, itemgetter
 from typing import Any, TypeVar
 
@@ -205,8 +205,8 @@ class TranslationMemo:
         more than one call, before or after, makes the names again from the whole window (the
         latest call with that id gives its name)."""
         counts, names = self._calls, self.names
-        gone = [(c.id, c.name) for w in left if w.tool_calls for c in w.tool_calls]
-        came = [(c.id, c.name) for w in entered if w.tool_calls for c in w.tool_calls]
+        gone = [(c.id, c.name) for c in chain.from_iterable(map(_CALLS, left))]  # messages without calls skipped in C
+        came = [(c.id, c.name) for c in chain.from_iterable(map(_CALLS, entered))]
         if gone == came and not self.repeated:
             # no call, or the very calls that left came back (an in-flight message's stored copy):
             # every id is held by one call, before and after, under the same name
@@ -297,6 +297,7 @@ class TranslationMemo:
 
 
 _CALL_ID, _KEY, _IMAGES = attrgetter("tool_call_id"), attrgetter("key"), attrgetter("images")
+_CALLS = attrgetter("tool_calls")
 
 
 def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most: int) -> int:
