@@ -587,9 +587,9 @@ def _scanned_runs(memo: TranslationMemo, new: list[Working], old: list[Working])
 @pytest.mark.parametrize("seed", range(40))
 def test_r_rpl_9_memo_runs_equal_one_scan_per_held_message(seed: int) -> None:
     """`_runs` maps the last window's objects to their positions once held messages are missed
-    past the last run (`_MISSES`, messages back in a window that grows at its old end): its runs
-    equal those of one scan per held message, on long windows (past `REACH`) that shrink and grow
-    back at either end, jump, and hold one object twice."""
+    past the last run (`_MISSES`, and scans of a window's length: messages back in a window that
+    grows at its old end): its runs equal those of one scan per held message, on long windows
+    (past `REACH`) that shrink and grow back at either end, jump, and hold one object twice."""
     rng = random.Random(seed)
     pool = _pool(rng, 500)
     memo = TranslationMemo()
@@ -614,7 +614,8 @@ def test_r_rpl_9_memo_runs_equal_one_scan_per_held_message(seed: int) -> None:
         expected = _scanned_runs(memo, window, old)
         memo.begin(("p",), window)
         assert memo.runs == expected
-        mapped += sum(1 for p in memo.fresh if (memo._entries.get(window[p].key) or (None,))[0] is window[p]) >= _MISSES
+        held = sum(1 for p in memo.fresh if (memo._entries.get(window[p].key) or (None,))[0] is window[p])
+        mapped += held >= _MISSES and held * REACH >= len(old)
         for p in memo.fresh:  # as `common.prepare` does
             memo.plain(window[p], lambda w: SimpleNamespace(entry=None))
         old = window

@@ -116,7 +116,7 @@ class TranslationMemo:
                 else:
                     at = next(compress(count(j), map(is_, repeat(w), old[j : j + REACH])), -1)
                     missed += at < 0
-                    if missed == _MISSES:  # held messages back in the window: the last window's positions
+                    if missed >= _MISSES and missed * REACH >= m:  # the scans cost a map of the last window
                         where = dict(zip(map(id, reversed(old)), range(m - 1, -1, -1), strict=True))  # the first wins
                 if at >= 0:  # a run of the last window's messages from here: `_common` says how long
                     k = _common(new, i, old, at, min(n - i, m - at))
@@ -326,7 +326,7 @@ def _common(new: Sequence[Working], i: int, old: Sequence[Working], j: int, most
 
 
 _TAIL = 8  # how many messages before a run's longest end `_common` looks at last
-_MISSES = 2  # held messages not found past the last run before `_runs` maps the last window by object
+_MISSES = 2  # held messages not found past the last run (and a window's worth of scans) before a map
 
 
 def _found(w: Working, old: list[Working], j: int, where: dict[int, int]) -> int:
