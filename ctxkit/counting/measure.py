@@ -147,8 +147,10 @@ class Meter:
             total = known[1]
         else:
             total = w.tokens if w.tokens is not None else self.text(w.text if w.count_text is None else w.count_text)
-            total += sum(self.image(i) for i in w.images if not i.project)
-            total += sum(self.call(c) for c in w.tool_calls)
+            if w.images:  # most messages have neither images nor calls: no generator made for them
+                total += sum(self.image(i) for i in w.images if not i.project)
+            if w.tool_calls:
+                total += sum(self.call(c) for c in w.tool_calls)
             if costs is not None and not w.images:  # an image's cost depends on more than the tokenizer
                 costs[w.key] = (w, total)
         self._cache[w.key] = total
