@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from ctxkit.history.working import Kind, Origin, Segment
 from ctxkit.loading.config import Options
 from ctxkit.loading.read import load_fixture
-from ctxkit.replay import breaks, driver
+from ctxkit.replay import breaks, driver, plainview
 from ctxkit.translate.prompt import Item, Prompt
 
 from .conftest import FIXTURES
@@ -185,7 +185,7 @@ def test_r_rpl_9_codes_read_back_as_their_sides(chunks: list[list[tuple[Any, ...
     for chunk in chunks:
         items = [Item(f"k{tokens}", tokens, role, mark) for tokens, role, mark, *_ in chunk]
         ws = [
-            earlier._PAD
+            plainview._PAD
             if key == 0
             else SimpleNamespace(
                 key=f"w{key}", kind=kind, origin=origin, file_id=None, source_id=f"m{key}", placeholder=0
@@ -236,7 +236,6 @@ def test_r_rpl_9_runs_alike_as_compared_one_by_one(new: Any, old: Any, data: st.
     """`earlier._alike` (segments compared first, then the messages only as far: the runs a plain
     view takes from the last one) equals the items compared one by one, on working messages equal
     but not the same objects, and the same objects."""
-    from ctxkit.replay import earlier
 
     shared = [[n] for n in range(3)]  # the very same message objects on both sides
 
@@ -244,13 +243,13 @@ def test_r_rpl_9_runs_alike_as_compared_one_by_one(new: Any, old: Any, data: st.
         lead, places, past = drawn
         messages = [shared[m] if same else [m] for m, _ in places]  # lists: equal, not the same object
         limit = data.draw(st.integers(0, len(places)))
-        return earlier._Plain(lead, limit, messages, [s for _, s in places]), lead + limit + past
+        return plainview._Plain(lead, limit, messages, [s for _, s in places]), lead + limit + past
 
     here, n = plain(new, data.draw(st.booleans()))
     there, m = plain(old, data.draw(st.booleans()))
     i, j = data.draw(st.integers(0, n)), data.draw(st.integers(0, m))
     k = data.draw(st.integers(0, min(n - i, m - j)))
-    assert earlier._alike(here, i, there, j, k) == _alike_one_by_one(here, i, there, j, k)
+    assert plainview._alike(here, i, there, j, k) == _alike_one_by_one(here, i, there, j, k)
 
 
 @settings(max_examples=300, deadline=None)
@@ -259,14 +258,13 @@ def test_r_rpl_9_placed_items_as_looked_up_one_by_one(lead: int, size: int, past
     """`_Plain.placed` (two slices when every item sits on a message, else slices and pads) gives
     each item from `lo` to `hi` its working message and segment as looked up one by one: none for
     the definitions and past the assembled list's placed messages."""
-    from ctxkit.replay import earlier
 
     messages, segments = [[n] for n in range(size)], [Segment.HISTORY] * size
     limit = data.draw(st.integers(0, size))
-    plain = earlier._Plain(lead, limit, messages, segments)
+    plain = plainview._Plain(lead, limit, messages, segments)
     lo = data.draw(st.integers(0, lead + limit + past))
     hi = data.draw(st.integers(lo, lead + limit + past))
     inside = [n for n in range(lo, hi) if lead <= n < lead + limit]
     ws, got = plain.placed(lo, hi)
-    assert list(ws) == [messages[n - lead] if n in inside else earlier._PAD for n in range(lo, hi)]
+    assert list(ws) == [messages[n - lead] if n in inside else plainview._PAD for n in range(lo, hi)]
     assert list(got) == [segments[n - lead] if n in inside else None for n in range(lo, hi)]

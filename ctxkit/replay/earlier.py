@@ -11,13 +11,13 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import compress, count, repeat
+from itertools import compress, count
 from operator import attrgetter, itemgetter
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxkit.history.working import Kind, Origin, Segment
 from ctxkit.replay.cache import Keys
+from ctxkit.replay.plainview import _PAD, _alike, _Plain, equal_runs
 from ctxkit.replay.prefix import runs
 from ctxkit.translate.itemmemo import Run, common_run
 from ctxkit.translate.items import Item
@@ -260,7 +260,7 @@ class Sides:
         shared: Sequence[Run] = ()  # the runs the call's columns found against the same items, or found now
         if last is not None:
             same = view.columns is not None and view.columns.before is last.items.items
-            shared = view.columns.runs if same else runs(items, last.items.items)  # type: ignore[union-attr]
+            shared = view.columns.runs if same else equal_runs(items, last.items.items, view.keys, last.keys)  # type: ignore[union-attr]
         for i, j, k in [*shared, (len(items), 0, 0)]:
             if k and there is not None:
                 k = _alike(here, i, there, j, k)
@@ -279,53 +279,6 @@ class Sides:
         self._last, self._whole_last = (_Placed((), [], []), _Pieces(table)), (None, _Pieces(table), None)
 
 
-class _Plain(NamedTuple):
-    """A plain view's places (`Prompt.plain`): item n's working message is `messages[n - lead]`
-    while n - lead is under `limit`, else none (the pad)."""
-
-    lead: int
-    limit: int
-    messages: Sequence[Any]
-    segments: Sequence[Segment | None]
-
-    @classmethod
-    def of(cls, view: MappedCall) -> _Plain:
-        return cls(view.items.lead, min(len(view.messages), view.items.placed), view.messages, view.segment_of)
-
-    def placed(self, lo: int, hi: int) -> tuple[list[Any], list[Segment | None]]:
-        """The working messages and segments of items `lo` to `hi`, as slices and pads."""
-        lead, limit = self.lead, self.limit
-        if lead <= lo and hi - lead <= limit:  # all on messages (mostly): two slices
-            return self.messages[lo - lead : hi - lead], self.segments[lo - lead : hi - lead]  # type: ignore[return-value]
-        a, b = min(max(lo - lead, 0), limit), min(max(hi - lead, 0), limit)
-        head = max(0, min(hi, lead) - lo)  # the definitions: no message
-        tail = (hi - lo) - head - (b - a)
-        ws = [*repeat(_PAD, head), *self.messages[a:b], *repeat(_PAD, tail)]
-        segments = [*repeat(None, head), *self.segments[a:b], *repeat(None, tail)]
-        return ws, segments
-
-
-def _alike(new: _Plain, i: int, old: _Plain, j: int, k: int) -> int:
-    """How many of the items from new's i and old's j (at most k) sit on equal working messages
-    in the same segments, or on none on both sides, compared as slices of the assembled lists."""
-    t = 0
-    while t < k and (i + t < new.lead or j + t < old.lead):  # the definitions: no message
-        if i + t >= new.lead or j + t >= old.lead:
-            return t
-        t += 1
-    a, b = i + t - new.lead, j + t - old.lead
-    most = min(k - t, new.limit - a, old.limit - b)
-    if most > 0:
-        # the segments first (by identity), then the messages only as far: where they part, they mostly part together
-        same = common_run(new.messages, a, old.messages, b, common_run(new.segments, a, old.segments, b, most))
-        if same < most:
-            return t + same
-        t, a, b = t + most, a + most, b + most
-    if a >= new.limit and b >= old.limit:  # beyond both lists: no message on either side to the run's end
-        return k
-    return t
-
-
 class _Placed(NamedTuple):
     """A view's items from where it is kept on, each with its working message and segment."""
 
@@ -334,7 +287,6 @@ class _Placed(NamedTuple):
     segments: list[Segment | None]
 
 
-_PAD = SimpleNamespace(key=None, kind=None, origin=None, file_id=None, source_id=None, placeholder=None)  # no message
 _ITEM_SIDE = itemgetter(1, 2, 3)  # an Item's tokens, role, breakpoint
 W_SIDE = attrgetter("key", "kind", "origin", "file_id", "source_id", "placeholder")
 _CALL = attrgetter(*CallContext._fields)  # an Earlier's call context, as a tuple
