@@ -82,3 +82,21 @@ def test_r_rpl_4_a_salted_key_equals_no_item_key():
     plain = item_key("user", {"a": "b"})
     assert salted_key(plain, "\x00{}") != plain
     assert salted_key(plain, "\x00{}") not in {item_key("\x00{}", "x"), item_key(None, [plain, "\x00{}"])}
+
+
+class _Text(str):
+    """A subclass of str: its key holds the plain string (JSON writes its characters)."""
+
+
+@settings(max_examples=500, deadline=None)
+@given(_ROLES, st.dictionaries(_TEXTS, st.one_of(_TEXTS, st.none()), max_size=5), st.booleans())
+def test_r_rpl_4_a_flat_items_key_spells_its_members_in_order(role, part, wrapped):
+    """An object of strings and nulls (most items: a plain message, a text block) is keyed in C
+    from its sorted members; the key is the one spelled member by member, and the same whether a
+    value is a str or a subclass of it (which takes the general way)."""
+    members = [x for name in sorted(part) if name != "cache_control" for x in (name, part[name])]
+    assert item_key(role, part) == (role, "{", *members)
+    if wrapped and part:
+        name = sorted(part)[0]
+        other = {**part, name: _Text(part[name]) if isinstance(part[name], str) else part[name]}
+        assert item_key(role, other) == item_key(role, part)

@@ -85,7 +85,8 @@ class MappedCall:
         return Source.of(W_SIDE(self.messages[index]), self.segment_of[index])
 
     def item(self, n: int) -> Item | None:
-        return self.items[n] if n < len(self.items) else None
+        items = self.items.items
+        return items[n] if n < len(items) else None
 
     def keys_from(self, n: int) -> Keys:
         return self.keys[n:]
@@ -100,8 +101,11 @@ class MappedCall:
         start holds the key as often on both sides): the keys `columns.surplus` carries, whose
         last items are the new ones where the last call did not send the key at all
         (`Columns.fresh_last`, no search), else looked for from the end (`unplaced`). Against
-        another call, m - t is what the items in no run the two share hold (`_surplus`). Either
-        way the Python work follows what changed, not the window (R-RPL-6, R-RPL-9)."""
+        another call, when this call sends no key twice and the two hold few items from the break
+        on (`_SHORT`: a small window), the tokens lost are those of its items whose key the
+        candidate sent, summed in C (`_counted`: a set of the candidate's keys); else m - t is
+        what the items in no run the two share hold (`_surplus`). Either way the Python work
+        follows what changed, not the window (R-RPL-6, R-RPL-9)."""
         c = self.columns
         if c is None:
             return _lost(self.items[common:], cand.keys_from(common), self.keys_from(common))
@@ -113,13 +117,16 @@ class MappedCall:
         ):
             return c.tokens_from(common) - c.fresh_last - _last_tokens(c.keys, c.tokens, c.unplaced)
         keys, tokens, theirs = c.keys[common:], c.tokens[common:], cand.keys_from(common)
+        if not c.repeated and len(keys) + len(theirs) <= _SHORT:  # the items whose key the candidate sent, in C
+            return _counted(keys, tokens, theirs, c.repeated)
         surplus = _surplus(keys, theirs)
         if surplus is None:  # little in common: the sets
             return _counted(keys, tokens, theirs, c.repeated)
         return c.tokens_from(common) - _last_tokens(keys, tokens, surplus)
 
     def source_at(self, n: int) -> Source | None:
-        at = self.items.source(n) if n < len(self.items) else None
+        items = self.items
+        at = items.source(n) if n < len(items.items) else None
         if at is None or at >= len(self.messages):
             return None
         return self.source(at)
@@ -234,7 +241,7 @@ def find(
         return Break(cause, CAUSE_RULES[cause], common, setting, setting, lost)
     s_mine, s_theirs = this.source_at(common), cand.source_at(common)  # the working messages behind, made once
     if not expired:
-        cause, rule = _cause(this, dropped, cand, common, ancestry, s_mine, s_theirs)
+        cause, rule = _cause(this, dropped, cand, ancestry, mine, theirs, s_mine, s_theirs)
     if mine is None:
         return Break(cause, rule, None, None, None, lost)
     return Break(cause, rule, common, _side(mine, s_mine), _side(theirs, s_theirs), lost)
@@ -264,7 +271,10 @@ def _lost(mine: Sequence[Item], theirs: Keys, keys: Keys | None = None) -> int:
     return lost
 
 
+_FOUND = {cause: (cause, rule) for cause, rule in CAUSE_RULES.items()}  # a cause with its rule, made once
+
 _FEW = 16  # surplus keys looked for one by one; more (a window that jumped) take `_surplus` or `_counted`
+_SHORT = 512  # keys on both sides from the break on, up to which a call sending no key twice takes `_counted`
 _ASIDE = 128  # items in no run beyond which `_surplus` gives way to `_counted`
 
 
@@ -333,46 +343,44 @@ def _cause(
     this: MappedCall,
     dropped: Dropped,
     cand: Candidate,
-    common: int,
     ancestry: Ancestry,
+    mine: Item | None,
+    theirs: Item | None,
     s_mine: Source | None,
     s_theirs: Source | None,
 ) -> tuple[Cause, str]:
-    """The cause of the break at item `common`; `s_mine`, `s_theirs`: the working messages
-    behind that item on each side (`source_at`)."""
-    mine, theirs = this.item(common), cand.item(common)
-
-    def found(cause: Cause, rule: str | None = None) -> tuple[Cause, str]:
-        return cause, rule or CAUSE_RULES[cause]
-
+    """The cause of the break at the item where the two calls part, and its rule: `mine`,
+    `theirs`, the item there on each side (`item`); `s_mine`, `s_theirs`, the working messages
+    behind it (`source_at`)."""
+    found = _FOUND
     if mine is None:
-        return found(Cause.APPEND)
+        return found[Cause.APPEND]
     if mine.role is None or (theirs is not None and theirs.role is None):
-        return found(Cause.TOOLS)  # the tool-definitions item has no role
+        return found[Cause.TOOLS]  # the tool-definitions item has no role
     if (s_mine is not None and s_mine.kind is Kind.SYSTEM) or (s_theirs is not None and s_theirs.kind is Kind.SYSTEM):
         if this.system is not None and cand.system is not None and this.date and cand.date and this.date != cand.date:
             if cand.system.replace(cand.date, this.date) == this.system:
-                return found(Cause.SYSTEM_DATE)
-        return found(Cause.SYSTEM)
+                return found[Cause.SYSTEM_DATE]
+        return found[Cause.SYSTEM]
     if Origin.SUMMARY in (getattr(s_mine, "origin", None), getattr(s_theirs, "origin", None)):
-        return found(Cause.SUMMARY)
+        return found[Cause.SUMMARY]
     if s_theirs is not None and s_theirs.stored is not None and not ancestry.above(s_theirs.stored, this.user):
-        return found(Cause.BRANCH)
+        return found[Cause.BRANCH]
     if (
         s_mine is not None
         and s_mine.stored is not None
         and not ancestry.above(s_mine.stored, cand.user)
         and not ancestry.above(cand.user, this.user)
     ):
-        return found(Cause.BRANCH)
+        return found[Cause.BRANCH]
     if s_theirs is not None and (rule := dropped.truncated(s_theirs.key)) is not None:
-        return found(Cause.TRUNCATION, rule)
+        return Cause.TRUNCATION, rule or CAUSE_RULES[Cause.TRUNCATION]
     if s_mine is not None and s_mine.placeholder and s_theirs is not None and s_theirs.kind is Kind.TOOL:
-        return found(Cause.PLACEHOLDER)
+        return found[Cause.PLACEHOLDER]
     if s_theirs is not None and s_theirs.key in dropped.capped:
-        return found(Cause.IMAGE_CAP)
+        return found[Cause.IMAGE_CAP]
     if s_theirs is not None and s_theirs.origin in DRIFTING:
-        return found(Cause.DRIFT)
+        return found[Cause.DRIFT]
     if theirs is None or s_theirs is None or s_theirs.origin is Origin.REMINDER:
-        return found(Cause.APPEND)  # no working message behind it (the image-drop notice), or the reminder: added last
-    return found(Cause.OTHER)
+        return found[Cause.APPEND]  # no working message behind it (the image-drop notice), or the reminder: added last
+    return found[Cause.OTHER]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Hashable
+from itertools import chain
 from typing import Any
 
 # `json.dumps` with options builds an encoder per call; these are built once (the same output).
@@ -30,6 +31,7 @@ Key = Hashable  # an item's key: `item_key`'s tuple, the definitions item's cano
 
 _OBJECT, _ARRAY, _OTHER, _PART = "{", "[", "#", "="  # the tags of a key's tuples
 _NAMES = frozenset({str})
+_FLAT = frozenset({str, type(None)})  # values a key holds as they are (`frozen`)
 _TRUE, _FALSE = (_OTHER, "true"), (_OTHER, "false")
 
 
@@ -51,6 +53,8 @@ def item_key(role: str | None, part: Any) -> tuple[Any, ...]:
     if isinstance(part, dict):
         fields = without_cache_control(part)  # a copy only when it has one
         if type(fields) is dict and _NAMES.issuperset(map(type, fields)):
+            if _FLAT.issuperset(map(type, fields.values())):  # strings and nulls, held as they are: in C
+                return (head, _OBJECT, *chain.from_iterable(sorted(fields.items())))
             out: list[Any] = [head, _OBJECT]
             for name in sorted(fields):
                 value = fields[name]
