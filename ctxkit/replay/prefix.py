@@ -10,6 +10,7 @@ views hold. A call costs, in Python, one step per run and per item the last call
 from __future__ import annotations
 
 from array import array
+from collections import deque
 from collections.abc import Iterator, Sequence
 from itertools import repeat
 from operator import itemgetter
@@ -147,7 +148,9 @@ class Numbers:
             at, then = i + k, j + k
         surplus, had = self._recount(left, joined)
         fresh_last, unplaced = 0, surplus
-        if surplus:  # a key the last call did not send: its items here are all new ones
+        if had is None:  # every key that joined is one the last call did not send, each once
+            fresh_last, unplaced = sum(costs), []
+        elif surplus:  # a key the last call did not send: its items here are all new ones
             fresh_last = sum(cost for cost, key in zip(costs, joined, strict=True) if not had[key])
             unplaced = [s for s in surplus if had[s[0]]]
         marked, twice = b"".join(marks), self._twice
@@ -155,12 +158,17 @@ class Numbers:
         self._last = (items, made)
         return made
 
-    def _recount(self, left: Sequence[int], joined: list[int]) -> tuple[list[tuple[int, int]], dict[int, int]]:
+    def _recount(self, left: Sequence[int], joined: list[int]) -> tuple[list[tuple[int, int]], dict[int, int] | None]:
         """The counts carried from the last call to this one: the keys of the last call's items
         in no run leave them, this call's join them. Returns each key this call sends more often
         than the last, and how much more (`Columns.surplus`), and the last call's count of each
-        key that left or joined; `_twice` follows."""
+        key that left or joined, or None when the window slid (`_slid`: each joined key once
+        more, none of them sent by the last call); `_twice` follows."""
         counts, repeated = self._counts, self._repeated
+        if _slid(counts, left, joined):  # each key that left was sent once, each that joined is new: in C
+            deque(map(counts.pop, left), 0)
+            counts.update(dict.fromkeys(joined, 1))
+            return list(zip(joined, repeat(1))), None
         was = {key: counts.get(key, 0) for key in (*left, *joined)}  # the last call's counts of the keys that change
         for key in left:
             if counts[key] > 1:
@@ -191,3 +199,14 @@ class Numbers:
         for at in each(found, -1):
             found[at] = self._ids.setdefault(keys[at], len(self._ids))
         return found
+
+
+def _slid(counts: dict[int, int], left: Sequence[int], joined: list[int]) -> bool:
+    """The counts change as a window that slid changes them: each key that left was sent once by
+    the last call (so no key left twice), and the keys that joined are new ones, each once. Then
+    no key is or was sent twice and each joined key is sent once more (`Numbers._recount`)."""
+    return (
+        list(map(counts.get, left)).count(1) == len(left)
+        and not any(map(counts.__contains__, joined))
+        and len(set(joined)) == len(joined)
+    )

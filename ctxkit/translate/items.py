@@ -245,7 +245,7 @@ class _Maker:
     ) -> None:
         self.payload, self.messages, self.meter, self.rules, self.reuse = payload, messages, meter, rules, reuse
         self.lookup = memo.lookup if memo is not None else None
-        self.images = Images(payload)
+        self.images: Images | None = None  # made when an item is counted afresh
         self.names: dict[str, str] | None = None
 
     def make(self, n: int, sent: Sent, out: list[Item]) -> None:
@@ -270,6 +270,8 @@ class _Maker:
                     found = looked[0], rules.scaled(looked[1])
             if found is None:
                 origin = origins[q] if q < len(origins) else -1
+                if self.images is None:
+                    self.images = Images(self.payload)
                 found = item_key(role, part), item_tokens(part, origin, self.images, meter, rules)
             out.append(_one(found, framing if q == 0 else 0, part, role))
 
