@@ -33,7 +33,7 @@ def runs(new: Sequence[object], old: Sequence[object]) -> list[Run]:
     compared by bisection), so a run costs about as much as comparing its items' pointers."""
     out: list[Run] = []
     i, j, n, m = 0, 0, len(new), len(old)
-    while i < n:
+    while i < n and j < m:  # (past the end of `old`, no run)
         try:
             found = old.index(new[i], j, j + REACH)
         except ValueError:

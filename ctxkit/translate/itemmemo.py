@@ -173,7 +173,8 @@ class ItemMemo:
             return [(now, then, 1)]
         out: list[Run] = []
         a, b = now, then
-        found = runs(messages[now:i], before[then:j], _Alike(then, bound) if bound is not None else None)
+        extend = None if bound is None else _Alike(then, bound) if bound else common_run  # none bound: equal ones
+        found = runs(messages[now:i], before[then:j], extend)
         for c, d, k in [*found, (i - now, j - then, 0)]:
             c, d = c + now, d + then
             if a < c and b < d:
@@ -263,7 +264,7 @@ def runs(new: Sequence[T], old: Sequence[T], extend: Extend[T] | None = None) ->
     grow = extend or _same
     out: list[Run] = []
     i, j, n, m = 0, 0, len(new), len(old)
-    while i < n:
+    while i < n and j < m:  # (past the end of `old`, no run)
         found = next(compress(count(j), map(is_, repeat(new[i]), old[j : j + REACH])), -1)
         if found < 0:
             i += 1
