@@ -160,7 +160,7 @@ class Dropped:
         return fated.rule if fated is not None and fated.fate in (Fate.TRUNCATED, Fate.LAST_N_CUT) else None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: made per call (never changed once made)
 class Break:
     cause: Cause
     rule: str
