@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ctxkit.replay.breaks import MappedCall
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: made twice a call by `find` (never changed once made)
 class Source:
     """The working message behind a payload message."""
 
