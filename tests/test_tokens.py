@@ -184,6 +184,22 @@ def test_s9_encoding_is_built_once_plain_counting_took_plain_seconds(
     assert counter._encoding is not None  # type: ignore[attr-defined]
 
 
+def test_s9_build_makes_the_encoding_now_with_the_same_counts(fresh: None) -> None:
+    """`build` (for the benchmarks' memory rows) makes tiktoken's encoding at once, from a fresh
+    counter or one already counting in plain Python, once; counts are unchanged."""
+    for name in ("cl100k_base", "o200k_base"):
+        counter = tokens.get_counter(name)
+        if name == "o200k_base":
+            assert counter.count("hello world") == 2 and counter._encoding is None  # type: ignore[attr-defined]
+        counter.build()  # type: ignore[attr-defined]
+        built = counter._encoding  # type: ignore[attr-defined]
+        assert built is not None
+        counter.build()  # type: ignore[attr-defined]
+        assert counter._encoding is built  # type: ignore[attr-defined]
+        for text in ("hello world", "qzxv wkjp hello world"):
+            assert counter.count(text) == len(_both(name)[0].encode_ordinary(text))
+
+
 def test_s9_text_the_plain_counter_declines_goes_to_tiktoken(fresh: None) -> None:
     """A character outside the verified blocks builds tiktoken's encoding for that text."""
     counter = tokens.get_counter("o200k_base")
