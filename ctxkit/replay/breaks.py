@@ -18,6 +18,7 @@ from ctxkit import providers
 from ctxkit.assembly.system import format_date
 from ctxkit.history.tree import Ancestry
 from ctxkit.history.working import Fate, Kind, Origin, Segment, Working
+from ctxkit.replay.breakvalue import NO_SIDE, Break
 from ctxkit.replay.cache import Keys
 from ctxkit.replay.causes import Cause
 from ctxkit.replay.earlier import W_SIDE, CallContext, Earlier, Sides, Source
@@ -160,21 +161,6 @@ class Dropped:
         return fated.rule if fated is not None and fated.fate in (Fate.TRUNCATED, Fate.LAST_N_CUT) else None
 
 
-@dataclass(slots=True, unsafe_hash=True)  # not frozen: made per call (never changed once made)
-class Break:
-    cause: Cause
-    rule: str
-    item: int | None
-    this: dict[str, Any] | None
-    candidate: dict[str, Any] | None
-    lost_tokens: int
-
-    def as_json(self) -> dict[str, Any] | None:
-        if self.item is None:
-            return None
-        return {"item": self.item, "this": self.this, "candidate": self.candidate}
-
-
 def view(
     result: Result, items: Prompt, keys: Keys, user: str, columns: Columns | None = None
 ) -> tuple[MappedCall, Dropped]:
@@ -211,22 +197,23 @@ def placed_segments(a: Assembly) -> list[Segment | None]:
     return placed
 
 
-def _side(item: Item | None, s: Source | None) -> dict[str, Any] | None:
-    """A break's side: its item and the working message behind it (`source_at`)."""
+def _side(item: Item | None, s: Source | None) -> tuple[Any, Any, Any]:
+    """A break's side (kind, id, segment; all None: no side): its item and the working message
+    behind it (`source_at`)."""
     if item is None:
-        return None
+        return NO_SIDE
     if item.role is None:
-        return {"kind": "tools", "id": None, "segment": None}
+        return ("tools", None, None)
     if s is None:
-        return {"kind": item.role, "id": None, "segment": None}
-    return {"kind": s.kind, "id": s.id, "segment": s.segment}
+        return (item.role, None, None)
+    return (s.kind, s.id, s.segment)
 
 
 def find(
     this: MappedCall, dropped: Dropped, cand: Candidate | None, common: int, *, expired: bool, ancestry: Ancestry
 ) -> Break:
     if cand is None:
-        return Break(Cause.FIRST_CALL, CAUSE_RULES[Cause.FIRST_CALL], None, None, None, 0)
+        return Break(Cause.FIRST_CALL, CAUSE_RULES[Cause.FIRST_CALL], None, 0)
     mine = this.item(common)
     theirs = cand.item(common)
     lost = this.lost(cand, common)
@@ -237,14 +224,14 @@ def find(
             cause, changed = Cause.MODEL, ["model"]
         else:
             cause, changed = Cause.PARAMETERS, _changed(dict(this.settings), dict(cand.settings))
-        setting = {"kind": "setting", "id": ", ".join(changed), "segment": None}
-        return Break(cause, CAUSE_RULES[cause], common, setting, setting, lost)
+        setting = ", ".join(changed)
+        return Break(cause, CAUSE_RULES[cause], common, lost, "setting", setting, None, "setting", setting, None)
     s_mine, s_theirs = this.source_at(common), cand.source_at(common)  # the working messages behind, made once
     if not expired:
         cause, rule = _cause(this, dropped, cand, ancestry, mine, theirs, s_mine, s_theirs)
     if mine is None:
-        return Break(cause, rule, None, None, None, lost)
-    return Break(cause, rule, common, _side(mine, s_mine), _side(theirs, s_theirs), lost)
+        return Break(cause, rule, None, lost)
+    return Break(cause, rule, common, lost, *_side(mine, s_mine), *_side(theirs, s_theirs))
 
 
 def _changed(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:

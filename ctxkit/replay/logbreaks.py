@@ -75,7 +75,7 @@ class KeyedBody:
 def first(switched: bool) -> Break:
     """The first call of its provider and model: `model` when its session's previous call used another."""
     cause = Cause.MODEL if switched else Cause.FIRST_CALL
-    return Break(cause, CAUSE_RULES[cause], None, None, None, 0)
+    return Break(cause, CAUSE_RULES[cause], None, 0)
 
 
 def find(this: KeyedBody, cand: KeyedBody, common: int, *, expired: bool) -> Break:
@@ -129,4 +129,4 @@ def masked(text: str) -> str:
 
 
 def _break(cause: Cause, item: int | None, this: Any, cand: Any, lost: int) -> Break:
-    return Break(cause, CAUSE_RULES[cause], item, this, cand, lost)
+    return Break.of(cause, CAUSE_RULES[cause], item, this, cand, lost)
