@@ -82,6 +82,19 @@ def test_r_rpl_4_a_salted_key_equals_no_item_key():
     plain = item_key("user", {"a": "b"})
     assert salted_key(plain, "\x00{}") != plain
     assert salted_key(plain, "\x00{}") not in {item_key("\x00{}", "x"), item_key(None, [plain, "\x00{}"])}
+    assert salted_key(plain, "\x00{}") != item_key("user", {"\x00{}": "b", "a": "b"})
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_ROLES, st.dictionaries(_TEXTS, st.one_of(_TEXTS, st.none()), max_size=4), _ROLES, _PARTS)
+def test_r_rpl_4_a_shaped_key_equals_another_only_for_equal_json(role_a, a, role_b, b):
+    """A key held as its shape and values (an object of strings and nulls) against any other
+    key, shaped or spelled out (names that are numbers, values that are strings only once
+    frozen, arrays, a role that is itself an object): equal exactly when the JSON is."""
+    assert (item_key(role_a, a) == item_key(role_b, b)) == (_json(role_a, a) == _json(role_b, b))
+    for other in ({1: "x"}, {"1": "x"}, {2: None, 10: "y"}, [("",), "x"], {"": [""]}):
+        assert (item_key(role_a, a) == item_key(role_b, other)) == (_json(role_a, a) == _json(role_b, other))
+    assert item_key(role_a, a) != item_key(role_a, [a]) and item_key(role_a, a) != item_key(dict(a), "x")  # type: ignore[arg-type]
 
 
 class _Text(str):
@@ -92,10 +105,13 @@ class _Text(str):
 @given(_ROLES, st.dictionaries(_TEXTS, st.one_of(_TEXTS, st.none()), max_size=5), st.booleans())
 def test_r_rpl_4_a_flat_items_key_spells_its_members_in_order(role, part, wrapped):
     """An object of strings and nulls (most items: a plain message, a text block) is keyed in C
-    from its sorted members; the key is the one spelled member by member, and the same whether a
-    value is a str or a subclass of it (which takes the general way)."""
-    members = [x for name in sorted(part) if name != "cache_control" for x in (name, part[name])]
-    assert item_key(role, part) == (role, "{", *members)
+    from its sorted members, as its shape (role and names, one shared tuple) and its values; the
+    same whether a value is a str or a subclass of it (which takes the general way)."""
+    names = sorted(name for name in part if name != "cache_control")
+    key = item_key(role, part)
+    assert key == ((("",), role, *names), *(part[name] for name in names))
+    assert key[0] is item_key(role, dict(part))[0]  # the shape is shared
+    assert len(key) == 1 + len(names)
     if wrapped and part:
         name = sorted(part)[0]
         other = {**part, name: _Text(part[name]) if isinstance(part[name], str) else part[name]}

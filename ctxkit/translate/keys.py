@@ -12,15 +12,16 @@ key per distinct item for the whole run, and a copy of every message's text in J
 double the history's memory). The tuple spells what the JSON says, token by token: an object as
 `"{"` then its members in sorted order, each name and value; an array as `"["` then its
 values; a string as itself; null as None; any other value (numbers, true, false) as `("#", its
-JSON)`, so 1, 1.0 and true stay three values. Two keys are equal exactly when the two JSON
-texts are (`tests/test_item_keys.py` checks it against the JSON on generated values).
+JSON)`, so 1, 1.0 and true stay three values. An object item whose values are all strings and
+nulls (most messages) is held as its shape, shared, and its values (`_members`). Two keys are
+equal exactly when the two JSON texts are (`tests/test_item_keys.py` checks it against the JSON
+on generated values).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Hashable
-from itertools import chain
 from typing import Any
 
 # `json.dumps` with options builds an encoder per call; these are built once (the same output).
@@ -48,20 +49,62 @@ def compact(value: Any) -> str:
 def item_key(role: str | None, part: Any) -> tuple[Any, ...]:
     """The item's identity: its role and its content without a top-level `cache_control`, equal
     exactly when the canonical JSON of `{"role": ROLE, "item": ITEM}` is (see the module
-    docstring). An object item's members follow its role in the same tuple."""
+    docstring). An object item's members follow its role in the same tuple; an object of strings
+    and nulls is held as its shape and its values (`_members`)."""
     head = role if type(role) is str else frozen(role)
     if isinstance(part, dict):
         fields = without_cache_control(part)  # a copy only when it has one
         if type(fields) is dict and _NAMES.issuperset(map(type, fields)):
             if _FLAT.issuperset(map(type, fields.values())):  # strings and nulls, held as they are: in C
-                return (head, _OBJECT, *chain.from_iterable(sorted(fields.items())))
+                shaped = _SHAPES.get((head, *fields))  # by the names as they come: no sort
+                if shaped is None:
+                    shaped = _shaped(head, fields)
+                return (shaped[0], *map(fields.__getitem__, shaped[1]))
             out: list[Any] = [head, _OBJECT]
             for name in sorted(fields):
                 value = fields[name]
                 out += (name, value if type(value) is str else frozen(value))
-            return tuple(out)
-        return (head, *frozen(fields))
+            return _spelled(out)
+        return _spelled([head, *frozen(fields)])
     return (head, _PART, frozen(part))
+
+
+def _spelled(out: list[Any]) -> tuple[Any, ...]:
+    """An object item's key spelled out, [head, "{", name, value, ...]: as `_members` holds it when
+    every value is a string or null (the same key as the same members reach by another way)."""
+    values = out[3::2]
+    if _FLAT.issuperset(map(type, values)):
+        return _members(out[0], out[2::2], values)
+    return tuple(out)
+
+
+def _members(head: Any, names: list[str], values: list[Any]) -> tuple[Any, ...]:
+    """An object item's key when every value is a string or null: (its shape, *its values), the
+    shape being (`_SHAPE`, head, *names), names in the JSON's order. At least three entries fewer
+    than the spelled-out tuple, for the same equality: the shape starts with `_SHAPE`, which no
+    spelled key or frozen value holds, so a shaped key equals only a shaped key, of the same head,
+    names and values (`tests/test_item_keys.py`)."""
+    return ((_SHAPE, head, *names), *values)
+
+
+def _shaped(head: Any, fields: dict[str, Any]) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    """The shape of the key of an object of strings and nulls and its names in order, kept by
+    the head and the names as they come (`_SHAPES`), so keys of the same role and names share
+    one shape and are made without sorting."""
+    names = tuple(sorted(fields))
+    shaped = ((_SHAPE, head, *names), names)
+    if len(_SHAPES) < _SHAPES_HELD:
+        _SHAPES[(head, *fields)] = shaped
+    return shaped
+
+
+# A shaped key's first entry starts with this 1-tuple (a frozen value is a string, None or a
+# tuple starting with a tag string; a spelled key starts with its head): see `_members`.
+_SHAPE = ("",)
+# (head, *names as an item lists them) -> (shape, names sorted): a value only ever equal to itself,
+# so sharing it changes no key; a few per replay (roles x member lists), bounded for safety.
+_SHAPES: dict[tuple[Any, ...], tuple[tuple[Any, ...], tuple[str, ...]]] = {}
+_SHAPES_HELD = 4096
 
 
 def frozen(value: Any) -> Any:
