@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ctxkit.history.working import Kind, Origin, Segment
@@ -123,12 +123,12 @@ def test_r_rpl_9_kept_calls_read_the_same_after_every_later_call(
     the logs, copied pieces again and, with a small `LOG_LIMIT`, started new tables; with a small
     `_RECENT`, looked up old message parts once more or numbered them anew) gives each
     kept item's key, tokens, role, breakpoint and source as the call's own view gave them."""
-    from ctxkit.replay import earlier
+    from ctxkit.replay import earlier, sidetable
 
     if limit is not None:
         monkeypatch.setattr(earlier, "LOG_LIMIT", limit)
     if recent is not None:  # message parts looked up: the recent ones, then once more (numbered anew)
-        monkeypatch.setattr(earlier, "_RECENT", recent)
+        monkeypatch.setattr(sidetable, "_RECENT", recent)
     path = tmp_path / "h.json"
     path.write_text(json.dumps(bench_history(160)), encoding="utf-8")
     made = breaks.MappedCall.trimmed, breaks.Earlier.trimmed
@@ -179,9 +179,9 @@ def test_r_rpl_9_codes_read_back_as_their_sides(chunks: list[list[tuple[Any, ...
     two items the same code exactly when their sides are equal."""
     from types import SimpleNamespace
 
-    from ctxkit.replay import earlier
+    from ctxkit.replay import sidetable
 
-    table, seen = earlier.Table(), dict[int, str]()
+    table, seen = sidetable.Table(), dict[int, str]()
     for chunk in chunks:
         items = [Item(f"k{tokens}", tokens, role, mark) for tokens, role, mark, *_ in chunk]
         ws = [
@@ -195,12 +195,68 @@ def test_r_rpl_9_codes_read_back_as_their_sides(chunks: list[list[tuple[Any, ...
         segments = [segment for *_, segment in chunk]
         codes = table.codes(items, ws, segments)
         sides = [
-            repr((earlier._ITEM_SIDE(i), earlier.W_SIDE(w), s)) for i, w, s in zip(items, ws, segments, strict=True)
+            repr((sidetable._ITEM_SIDE(i), sidetable.W_SIDE(w), s)) for i, w, s in zip(items, ws, segments, strict=True)
         ]
         assert [repr(table[c]) for c in codes] == sides
         for code, side in zip(codes, sides, strict=True):
             assert seen.setdefault(code, side) == side
     assert len(set(seen.values())) == len(seen)  # no two codes for one side
+
+
+_MESSAGE_PARTS = st.tuples(
+    st.sampled_from(["a", "bb", "m:1:a"]),  # the stored message id (the last one looks like a key)
+    st.sampled_from(["", "#calls0", "#result1", ":f1"]),  # the key's part
+    st.booleans(),  # the key is that message's (else another message's)
+    st.sampled_from([Kind.USER, Kind.TOOL]),
+    st.sampled_from([Origin.MESSAGE, Origin.TOOL_RESULT]),
+    st.sampled_from([None, "f1"]),  # file id
+    st.booleans(),  # source id given
+)
+# per stored message: its key as a plain str that spells a MessageKey (else a MessageKey), its placeholder (0 is
+# not False); equal sides are the same object values (the table numbers equal sides once, by ==)
+_STYLE: dict[str, tuple[bool, Any]] = {"a": (False, 0), "bb": (True, False), "m:1:a": (False, False)}
+
+
+_TWO_SHAPES = [
+    ("a", "", True, Kind.USER, Origin.MESSAGE, None, True),
+    ("m:1:a", "", True, Kind.USER, Origin.MESSAGE, None, True),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_MESSAGE_PARTS, max_size=30), st.integers(1, 6))
+@example(_TWO_SHAPES * 2, 1)  # two messages' parts whose shapes differ only in 0 and False
+def test_r_rpl_9_message_parts_read_back_as_their_w_side(parts: list[tuple[Any, ...]], recent: int) -> None:
+    """The side table keeps a message part as its source id and a shared shape, the key made again
+    (`MessageKey(source, part)`) when it is that message's: each reads back as its `W_SIDE`, by
+    value, type and `repr` (a `MessageKey` stays one, a str that spells one stays a str, 0 is not
+    False), read after every later part, also when the recent parts are looked up once more or
+    numbered anew (small `_RECENT`)."""
+    from types import SimpleNamespace
+
+    from ctxkit.history.working import MessageKey
+    from ctxkit.replay import sidetable
+
+    table, read = sidetable.Table(), list[tuple[int, Any]]()
+    for mid, part, own, kind, origin, file_id, sourced in parts:
+        plain, placeholder = _STYLE[mid]
+        key: Any = MessageKey(mid if own else mid + "x", part)
+        if plain:
+            key = str(key)
+        source = mid if sourced else None
+        w = SimpleNamespace(
+            key=key, kind=kind, origin=origin, file_id=file_id, source_id=source, placeholder=placeholder
+        )
+        sidetable._RECENT, was = recent, sidetable._RECENT
+        try:
+            (code,) = table.codes([Item("k", 1, "user", False)], [w], [Segment.HISTORY])
+        finally:
+            sidetable._RECENT = was
+        read.append((code, sidetable.W_SIDE(w)))
+    for code, expected in read:  # read back after every later part was numbered
+        side = table[code][1]
+        assert side == expected and repr(side) == repr(expected)
+        assert list(map(type, side)) == list(map(type, expected))
 
 
 def _alike_one_by_one(new: Any, i: int, old: Any, j: int, k: int) -> int:
@@ -268,3 +324,39 @@ def test_r_rpl_9_placed_items_as_looked_up_one_by_one(lead: int, size: int, past
     ws, got = plain.placed(lo, hi)
     assert list(ws) == [messages[n - lead] if n in inside else plainview._PAD for n in range(lo, hi)]
     assert list(got) == [segments[n - lead] if n in inside else None for n in range(lo, hi)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 12), st.data())
+def test_r_rpl_9_an_earlier_call_reads_its_keys_from_a_shared_log_as_from_its_own(n: int, data: st.DataObject) -> None:
+    """An `Earlier` whose keys are a shared log (`prefix.Numbers`' log: the call's keys at
+    `offset`, other calls' keys before and after them) reads each kept item and the keys from any
+    item on exactly as one holding the call's own array does, and so do its trimmed copies (the
+    log, longer than the call, is never copied; the own array is, when little of it is left)."""
+    from array import array
+
+    from ctxkit.replay import earlier, sidetable
+
+    keys = array("i", data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n)))
+    before = array("i", data.draw(st.lists(st.integers(0, 5), max_size=6)))
+    log = before + keys + array("i", data.draw(st.lists(st.integers(0, 5), max_size=6)))
+    start = data.draw(st.integers(0, n - 1))
+    table, sides = sidetable.Table(), earlier.Sides()
+    items = [Item(str(k), 1, "user", False) for k in keys]
+    segments: list[Segment | None] = [Segment.HISTORY] * n
+    codes = table.codes(items[start:], [plainview._PAD] * (n - start), segments[start:])
+    pieces = sidetable._Pieces(table)
+    pieces.add(codes, segments[start:], True)
+    call = ("u", None, None, "m", ())
+    own = earlier.Earlier(start, n, keys, start, pieces.kept(start, 0), table, call)
+    logged = earlier.Earlier(start, n, log, len(before) + start, pieces.kept(start, 0), table, call)
+    for cut in [start, *data.draw(st.lists(st.integers(start, n), max_size=3))]:
+        a, b = own.trimmed(cut, sides), logged.trimmed(cut, sides)
+        if a is None or b is None:
+            assert a is None and b is None
+            break
+        assert b.keys is log or len(log) == n  # (a log that holds only this call reads as its own array)
+        for m in range(a.start, n + 1):
+            assert list(a.keys_from(m)) == list(b.keys_from(m)) == list(keys[m:])
+            assert repr(a.item(m)) == repr(b.item(m))
+        own, logged = a, b

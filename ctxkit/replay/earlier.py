@@ -8,17 +8,17 @@ same items (`Sides`); `Source`, the working message behind a payload message as 
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import compress, count
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxkit.history.working import Kind, Origin, Segment
 from ctxkit.replay.cache import Keys
 from ctxkit.replay.plainview import _PAD, _alike, _Plain, equal_runs
 from ctxkit.replay.prefix import runs
+from ctxkit.replay.sidetable import LOG_LIMIT, Kept, Side, Table, _Pieces
+from ctxkit.replay.sidetable import W_SIDE as W_SIDE  # breaks reads it from here
 from ctxkit.translate.itemmemo import Run, common_run
 from ctxkit.translate.items import Item
 
@@ -57,153 +57,6 @@ class CallContext(NamedTuple):
     date: str | None
     model: str
     settings: tuple[tuple[str, str], ...]
-
-
-class Table:
-    """Sides kept for later calls: each distinct part once (a working message's `W_SIDE`; an item's
-    (tokens, role, breakpoint) and segment), a side's code its parts' numbers in one int (`table[code]`
-    is the `Side`), and two logs of codes kept views hold pieces of (`Kept`): history's in `log`, the
-    others' (they change from call to call) in `tail`, at positions from `TAIL` on."""
-
-    __slots__ = ("_items", "_messages", "_older", "log", "tail")
-
-    def __init__(self) -> None:
-        self.log: array[int] = array("q")  # appended to only
-        self.tail: array[int] = array("q")
-        self._messages: _Parts = ({}, [])
-        self._older: dict[Any, int] = {}  # the message parts numbered before the last `_RECENT`
-        self._items: _Parts = ({}, [])
-
-    def __getitem__(self, code: int) -> Side:
-        item, segment = self._items[1][code & _ITEM_MAX]
-        return (item, self._messages[1][code >> _MESSAGE_SHIFT], segment)
-
-    def codes(self, items: Sequence[Item], ws: Sequence[Any], segments: Sequence[Segment | None]) -> list[int]:
-        """The codes of `items` on working messages `ws` in `segments`, one by one (a few a call)."""
-        if len(self._messages[0]) > _RECENT:  # the parts of messages long gone: looked up once more, then anew
-            self._older, self._messages = self._messages[0], ({}, self._messages[1])
-        messages, its = self._messages[0], self._items[0]
-        out = []
-        for item, w, segment in zip(items, ws, segments, strict=True):
-            side = W_SIDE(w)
-            m = messages.get(side)
-            if m is None:
-                m = _added(self._messages, side, _MESSAGE_MAX, self._older)
-            part = (_ITEM_SIDE(item), segment)
-            n = its.get(part)
-            if n is None:
-                n = _added(self._items, part, _ITEM_MAX)
-            out.append(m << _MESSAGE_SHIFT | n)
-        return out
-
-    def read(self, a: int, n: int) -> array[int]:
-        return self.log[a : a + n] if a < TAIL else self.tail[a - TAIL : a - TAIL + n]
-
-
-_Parts = tuple[dict[Any, int], list[Any]]  # each part's number, and the parts by number
-_MESSAGE_SHIFT, _ITEM_MAX, _MESSAGE_MAX = 32, (1 << 32) - 1, (1 << 31) - 1  # a code: message part, item part
-TAIL = 1 << 48  # positions from here on are places in a table's `tail`
-_RECENT, _NOTHING = 1 << 12, dict[Any, int]()  # message parts a table looks up (then once more); no parts
-
-
-def _added(parts: _Parts, value: Any, most: int, older: dict[Any, int] = _NOTHING) -> int:
-    """The number of a value not in `parts` yet: its number in `older`, else the next one."""
-    ids, table = parts
-    got = ids[value] = older.get(value, len(table))
-    if got == len(table):
-        if got > most:
-            raise AssertionError(f"more than {most} distinct side parts")
-        table.append(value)
-    return got
-
-
-class Kept:
-    """A view's side codes from item `base` on: pieces (position, length, ...) of a table's logs."""
-
-    __slots__ = ("base", "pieces", "table")
-
-    def __init__(self, table: Table, base: int, pieces: array[int]) -> None:
-        self.table, self.base, self.pieces = table, base, pieces
-
-    def __iter__(self) -> Iterator[int]:
-        for t in range(0, len(self.pieces), 2):
-            yield from self.table.read(self.pieces[t], self.pieces[t + 1])
-
-    @staticmethod
-    def code(table: Table, pieces: array[int], n: int) -> int:
-        for t in range(0, len(pieces), 2):
-            if n < pieces[t + 1]:
-                return table.read(pieces[t] + n, 1)[0]
-            n -= pieces[t + 1]
-        raise IndexError("beyond the kept items")
-
-
-class _Pieces:
-    """A view's codes being built: a run of the last view's takes its pieces, new codes go to a log."""
-
-    __slots__ = ("p", "table")
-
-    def __init__(self, table: Table) -> None:
-        self.table, self.p = table, list[int]()  # each piece's position and length, one after the other
-
-    def take(self, last: _Pieces, j: int, k: int) -> None:
-        """The last view's codes `j` to `j + k` (k > 0), as its pieces cut."""
-        p, theirs, pos = self.p, last.p, 0
-        for t in range(0, len(theirs), 2):
-            end = pos + theirs[t + 1]
-            if j < end:
-                m, a = min(end - j, k), theirs[t] + j - pos
-                if p and p[-2] + p[-1] == a:
-                    p[-1] += m
-                else:
-                    p += (a, m)
-                k -= m
-                if not k:
-                    return
-                j += m
-            pos = end
-        raise AssertionError("a run beyond the last view's codes")
-
-    def add(self, codes: list[int], segments: Sequence[Segment | None], end: bool) -> None:
-        """New codes, of items in `segments`: after the view's last run (`end`: where a window grows)
-        the leading history's go to `log`, the rest to `tail`. A short last piece of the same log
-        that the log went on past is appended again first: a view's end stays one piece."""
-        cut = next(compress(count(), map(_HISTORY.isdisjoint, zip(segments))), len(codes)) if end else 0
-        for chunk, history in ((codes[:cut], True), (codes[cut:], False)):
-            if not chunk:
-                continue
-            p, (log, base) = self.p, (self.table.log, 0) if history else (self.table.tail, TAIL)
-            at, n = base + len(log), len(chunk)
-            if p and p[-2] + p[-1] != at and p[-1] <= _SHORT and (p[-2] >= TAIL) != history:
-                n += p.pop()  # appended again, before the new codes
-                a = p.pop() - base
-                log.extend(log[a : a + n - len(chunk)])
-            if p and p[-2] + p[-1] == at:
-                p[-1] += n
-            else:
-                p += (at, n)
-            log.extend(chunk)
-
-    def kept(self, start: int, cut: int) -> Kept:
-        """The codes from `cut` on, as a `Kept` of the items from `start` on (over `_MOST` pieces: one)."""
-        p, log = self.p, self.table.log
-        if len(p) > 2 * _MOST:
-            at = len(log)
-            for t in range(0, len(p), 2):  # each piece one slice, in C
-                log.extend(self.table.read(p[t], p[t + 1]))
-            p[:] = (at, len(log) - at)
-        t = 0
-        while cut and t < len(p):
-            if cut < p[t + 1]:
-                return Kept(self.table, start, array("q", [p[t] + cut, p[t + 1] - cut, *p[t + 2 :]]))
-            cut -= p[t + 1]
-            t += 2
-        return Kept(self.table, start, array("q", p[t:]))  # made at its size: kept as long as the call
-
-
-_SHORT, _MOST = 16, 6  # a last piece this short is appended again; more pieces are copied as one
-LOG_LIMIT = 1 << 17  # codes a table's logs hold before the next view starts a new table
-_HISTORY = frozenset({Segment.HISTORY})  # the segment whose codes go to a table's `log`
 
 
 class Sides:
@@ -287,14 +140,9 @@ class _Placed(NamedTuple):
     segments: list[Segment | None]
 
 
-_ITEM_SIDE = itemgetter(1, 2, 3)  # an Item's tokens, role, breakpoint
-W_SIDE = attrgetter("key", "kind", "origin", "file_id", "source_id", "placeholder")
 _CALL = attrgetter(*CallContext._fields)  # an Earlier's call context, as a tuple
 _SEGMENT_NAMES: dict[object, str] = {s: str(s) for s in Segment}
 STORED = frozenset({Origin.MESSAGE, Origin.FILE, Origin.TOOL_CALLS, Origin.TOOL_RESULT, Origin.ANSWER})
-# an item's side: its (tokens, role, breakpoint), its working message's `W_SIDE` and segment
-ItemSide = tuple[int, str | None, bool]
-Side = tuple[ItemSide, tuple[Any, ...], Segment | None]
 
 
 class Earlier:
@@ -331,14 +179,16 @@ class Earlier:
     def keys_from(self, n: int) -> Keys:
         if n < self.start:
             raise AssertionError(f"keys from {n} of an earlier call were overtaken (kept from {self.start})")
-        return self.keys[n - self.start + self._offset :]
+        at = n - self.start + self._offset
+        return self.keys[at : at + self.length - n]  # the keys may be a log that goes on past the call
 
     def source_at(self, n: int) -> Source | None:
         side = self._side(n)
         return Source.of(side[1], side[2]) if side is not None else None
 
     def trimmed(self, start: int, sides: Sides) -> Earlier | None:
-        """Kept from `start` on: the same pieces (read from their base), keys sliced if few are left."""
+        """Kept from `start` on: the same pieces (read from their base), keys sliced if few of the
+        call's own are left (a shared log, longer than the call, is never copied)."""
         if start >= self.length:
             return None
         cut = max(start - self.start, 0)
@@ -346,7 +196,7 @@ class Earlier:
             return self
         keys, offset = self.keys, self._offset + cut
         left = self.length - start
-        if 2 * left <= len(keys):  # little of the shared keys is still needed: keep only that
+        if 2 * left <= len(keys) <= self.length:  # little of the call's keys is still needed: keep only that
             keys, offset = keys[offset : offset + left], 0
         kept = Kept(self._table, self._base, self._pieces)
         return Earlier(start, self.length, keys, offset, kept, self._table, _CALL(self))

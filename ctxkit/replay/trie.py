@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import itemgetter
 
 from ctxkit.translate.itemmemo import common_prefix
@@ -29,6 +29,7 @@ Keys = Sequence[Hashable]  # a prompt's item keys in order: strings, or the repl
 CURRENT = 1 << 62  # an edge's `latest` while it lies on the last call's path: that call (`Trie.last`)
 _FIRST = itemgetter(0)
 PATHS = 16  # how many earlier calls' paths are kept besides the last one's (`Trie.paths`)
+LEAF: dict[Hashable, Edge] = {}  # a leaf's children: none (one shared dict, never written: see `_descend`)
 
 
 @dataclass(slots=True)
@@ -44,7 +45,7 @@ class Edge:
     keys: Keys
     start: int
     end: int
-    children: dict[Hashable, Edge] = field(default_factory=dict)
+    children: dict[Hashable, Edge]  # a leaf's: `LEAF` (shared, never written: a dict each was 64 bytes an edge)
     latest: int = -1  # the latest call whose prompt runs through this edge
     marks: dict[int, list[int]] | None = None  # breakpoints: [latest call that stored, latest marked, writer]
 
@@ -58,9 +59,13 @@ class Edge:
         self.end = cut
         self.children = {self.keys[cut]: tail}
 
-    def grow(self, keys: Keys, depth: int) -> None:
+    def grow(self, keys: Keys, depth: int, log: Log | None = None) -> None:
         """A leaf the prompt `keys` runs through from `depth` on and goes beyond: the run becomes
-        the rest of that prompt (every prompt through it is then in it, its latest the same)."""
+        the rest of that prompt (every prompt through it is then in it, its latest the same), in
+        `log` when the prompt's keys are there from `depth` on (see `Trie.insert`)."""
+        if log is not None and depth >= log[2]:
+            self.keys, self.start, self.end = log[0], log[1] + depth, log[1] + len(keys)
+            return
         run = len(keys) - depth
         if 2 * run > len(keys):
             self.keys, self.start, self.end = keys, depth, len(keys)
@@ -87,7 +92,7 @@ class Trie:
 
     def reset(self) -> None:
         """An empty trie (nothing earlier can be a hit again: memory follows the TTL)."""
-        self.root = Edge((), 0, 0)
+        self.root = Edge((), 0, 0, LEAF)
         self.keys: Keys = ()
         self.depths: list[int] = []
         self.edges: list[Edge] = []
@@ -137,14 +142,17 @@ class Trie:
         marks.sort(reverse=True)
         return Walked(depth, latest, marks)
 
-    def insert(self, index: int, keys: Keys, shared: int) -> dict[int, int]:
+    def insert(self, index: int, keys: Keys, shared: int, log: Log | None = None) -> dict[int, int]:
         """Call `index`'s prompt, which shares its first `shared` items with the last call's; the
-        earlier calls it overtook, each with the depth down to which it did."""
+        earlier calls it overtook, each with the depth down to which it did. `log`: (values, at,
+        lo), an append-only log that holds the prompt's keys from item `lo` on (`keys[x] ==
+        values[at + x]`, a replay's key numbers: `prefix.Numbers`): an edge made from `lo` on holds
+        its run there, so no edge keeps the call's own keys (consecutive prompts share one log)."""
         overtaken: dict[int, int] = {}
-        edge, depth = self._leave(keys, shared, overtaken)
+        edge, depth = self._leave(keys, shared, overtaken, log)
         beyond = len(self.marks)
         while depth < len(keys):
-            edge, depth = self._descend(edge, keys, depth, overtaken)
+            edge, depth = self._descend(edge, keys, depth, overtaken, log)
         if len(self.marks) > beyond:
             self.marks.sort(key=_FIRST)
         self.keys, self.last = keys, index
@@ -169,7 +177,7 @@ class Trie:
                 if writes:
                     mark[2] = index
 
-    def _leave(self, keys: Keys, shared: int, overtaken: dict[int, int]) -> tuple[Edge, int]:
+    def _leave(self, keys: Keys, shared: int, overtaken: dict[int, int], log: Log | None) -> tuple[Edge, int]:
         """Where the new prompt parts from the last one's path: the edges it leaves get the last
         call's number; the path is cut back to the edge and depth the new prompt goes on from."""
         edges, depths = self.edges, self.depths
@@ -189,23 +197,23 @@ class Trie:
             edge.split(shared - depths[j])
             edge.latest = CURRENT
         elif not edge.children and shared < len(keys):  # it goes on from the end of the last call's leaf
-            edge.grow(keys, depths[j])
+            edge.grow(keys, depths[j], log)
             depth = len(keys)
         overtaken[self.last] = shared
         self.edges, self.depths = edges[: j + 1], depths[: j + 1]
         self.marks = self.marks[: bisect_left(self.marks, shared, key=_FIRST)]
         return edge, depth
 
-    def _descend(self, edge: Edge, keys: Keys, depth: int, overtaken: dict[int, int]) -> tuple[Edge, int]:
+    def _descend(
+        self, edge: Edge, keys: Keys, depth: int, overtaken: dict[int, int], log: Log | None
+    ) -> tuple[Edge, int]:
         """One edge down from `edge` at `depth`: a new one, or an earlier one split or grown."""
         n = len(keys)
         child = edge.children.get(keys[depth])
         if child is None:
-            run = n - depth
-            if 2 * run > n:  # most of the prompt: the edge shares its keys (a view holds them)
-                child = Edge(keys, depth, n)
-            else:  # a short new run: copied, so the prompt's keys are not kept for it
-                child = Edge(keys[depth:], 0, run)
+            child, run = _leaf(keys, depth, log), n - depth
+            if edge.children is LEAF:  # its first child: a dict of its own
+                edge.children = {}
             edge.children[keys[depth]] = child
         else:
             run = -1
@@ -232,7 +240,7 @@ class Trie:
             if run < child.end - child.start:
                 child.split(run)
             elif not child.children and depth + run < n:  # a leaf it goes on from: one edge, not two
-                child.grow(keys, depth)
+                child.grow(keys, depth, log)
                 run = n - depth
             if child.marks:
                 self.marks.extend((depth + o, m) for o, m in child.marks.items())
@@ -243,6 +251,17 @@ class Trie:
 
 
 Path = tuple[Keys, list[int], list[Edge], list[tuple[int, list[int]]]]  # see `Trie.paths`
+Log = tuple[Keys, int, int]  # a prompt's keys from item lo on in a shared log: (values, at, lo), see `Trie.insert`
+
+
+def _leaf(keys: Keys, depth: int, log: Log | None) -> Edge:
+    """A new leaf for the prompt `keys` from `depth` on."""
+    n = len(keys)
+    if log is not None and depth >= log[2]:  # its run is in the log
+        return Edge(log[0], log[1] + depth, log[1] + n, LEAF)
+    if 2 * (n - depth) > n:  # most of the prompt: the edge shares its keys (a view holds them)
+        return Edge(keys, depth, n, LEAF)
+    return Edge(keys[depth:], 0, n - depth, LEAF)  # a short new run: copied, so the prompt's keys are not kept for it
 
 
 def _along(path: Path, child: Edge, keys: Keys, depth: int) -> tuple[int, int, int] | None:
