@@ -360,3 +360,59 @@ def test_r_rpl_9_an_earlier_call_reads_its_keys_from_a_shared_log_as_from_its_ow
             assert list(a.keys_from(m)) == list(b.keys_from(m)) == list(keys[m:])
             assert repr(a.item(m)) == repr(b.item(m))
         own, logged = a, b
+
+
+_SEQ = st.lists(st.integers(0, 4), max_size=16)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_SEQ, _SEQ, _SEQ)
+def test_r_rpl_9_composed_runs_are_runs_of_equal_items_in_order(a: list[int], b: list[int], c: list[int]) -> None:
+    """`earlier.composed` (the runs of A against C from A's against B and B's against C, for a plain
+    view whose last view was dropped whole) gives runs of equal items, in order of both sides and
+    apart, and every item of A that a run of B's against C covers through an A-B run is in one."""
+    from ctxkit.replay import earlier, prefix
+
+    ab, bc = prefix.runs(a, b), prefix.runs(b, c)
+    got = earlier.composed(ab, bc)
+    for i, j, k in got:
+        assert k > 0 and a[i : i + k] == c[j : j + k]
+    for (i, j, k), (x, y, _) in zip(got, got[1:], strict=False):
+        assert i + k <= x and j + k <= y
+    through = {i + t for i, j, k in ab for t in range(k) if any(p <= j + t < p + m for p, _, m in bc)}
+    assert through == {i + t for i, _, k in got for t in range(k)}
+
+
+@pytest.mark.parametrize("window", [1500, 3000, 8000, None])
+def test_r_rpl_9_views_dropped_whole_hand_their_runs_on(
+    window: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain view dropped whole (`Sides.skipped`: a later call overtook all of it) hands its columns'
+    runs, composed, to the next plain view, which then searches no runs (`equal_runs`), and every kept
+    item reads as its own view's (OpenAI: Ollama keeps only the last call)."""
+    path, provider = tmp_path / "h.json", "openai"
+    path.write_text(json.dumps(bench_history(160)), encoding="utf-8")
+    original, searched, skipped = breaks.MappedCall.trimmed, [0], [0]
+
+    def trimmed(self: breaks.MappedCall, start: int, sides: breaks.Sides) -> Any:
+        out = original(self, start, sides)
+        if out is None:
+            skipped[0] += 1
+            sides.skipped(self)
+        else:
+            for n in range(out.start, out.length):
+                mine, kept = self.item(n), out.item(n)
+                assert kept is not None and mine is not None
+                assert kept[1:4] == mine[1:4] and out.source_at(n) == self.source_at(n), (provider, n)
+        return out
+
+    def equal_runs(*args: Any) -> Any:
+        searched[0] += 1
+        return plainview.equal_runs(*args)
+
+    from ctxkit.replay import earlier
+
+    monkeypatch.setattr(breaks.MappedCall, "trimmed", trimmed)
+    monkeypatch.setattr(earlier, "equal_runs", equal_runs)
+    driver.replay(load_fixture(str(path)), Options(provider=provider, max_input_tokens=window))
+    assert skipped[0] > 0 and searched[0] == 0, (skipped, searched)

@@ -67,6 +67,7 @@ class Sides:
 
     _last: tuple[_Placed, _Pieces]  # the last view numbered
     _whole_last: tuple[MappedCall | None, _Pieces, _Plain | None]  # the last plain view numbered
+    _via: tuple[Sequence[Item], Sequence[Run]] | None  # plain views skipped since: the last one's items, runs
 
     def __init__(self) -> None:
         self._texts: dict[str, str] = {}
@@ -112,8 +113,13 @@ class Sides:
         found, done = _Pieces(self.table), 0
         shared: Sequence[Run] = ()  # the runs the call's columns found against the same items, or found now
         if last is not None:
-            same = view.columns is not None and view.columns.before is last.items.items
-            shared = view.columns.runs if same else equal_runs(items, last.items.items, view.keys, last.keys)  # type: ignore[union-attr]
+            before, via = view.columns.before if view.columns is not None else None, self._via
+            if before is last.items.items:
+                shared = view.columns.runs  # type: ignore[union-attr]
+            elif via is not None and before is via[0]:  # against views dropped whole since: their runs composed
+                shared = composed(view.columns.runs, via[1])  # type: ignore[union-attr]
+            else:
+                shared = equal_runs(items, last.items.items, view.keys, last.keys)
         for i, j, k in [*shared, (len(items), 0, 0)]:
             if k and there is not None:
                 k = _alike(here, i, there, j, k)
@@ -123,13 +129,50 @@ class Sides:
             if k:
                 found.take(lent, j, k)
             done = i + k
-        self._whole_last = (view, found, here)
+        self._whole_last, self._via = (view, found, here), None
         return found
+
+    def skipped(self, view: MappedCall) -> None:
+        """A view dropped whole, never numbered (a later call overtook all of it): a plain one's runs
+        against the last plain view numbered, its columns' runs composed with those of the views
+        skipped before it, so the next plain view takes its runs from its columns too (`_whole`)."""
+        last, c = self._whole_last[0], view.columns
+        if last is None or c is None or not view.items.plain():
+            return
+        if c.before is last.items.items:
+            self._via = (view.items.items, c.runs)
+        elif self._via is not None and c.before is self._via[0]:
+            self._via = (view.items.items, composed(c.runs, self._via[1]))
+        else:
+            self._via = None
 
     def _renew(self) -> None:
         """A new table (`table[code]`: a side): the next views number all their items in it."""
         self.table = table = Table()
         self._last, self._whole_last = (_Placed((), [], []), _Pieces(table)), (None, _Pieces(table), None)
+        self._via = None
+
+
+def composed(outer: Sequence[Run], inner: Sequence[Run]) -> list[Run]:
+    """The runs of A equal to runs of C, from `outer` (A's against B) and `inner` (B's against C),
+    both in order of both sides: where an outer run's B items lie in inner runs (a few runs each)."""
+    out: list[Run] = []
+    t, most = 0, len(inner)
+    for i, j, k in outer:
+        while t < most and inner[t][0] + inner[t][2] <= j:
+            t += 1
+        u = t
+        while u < most and inner[u][0] < j + k:
+            b, c, m = inner[u]
+            lo, hi = max(j, b), min(j + k, b + m)
+            if lo < hi:
+                a, z = i + lo - j, c + lo - b
+                if out and out[-1][0] + out[-1][2] == a and out[-1][1] + out[-1][2] == z:
+                    out[-1] = (out[-1][0], out[-1][1], out[-1][2] + hi - lo)
+                else:
+                    out.append((a, z, hi - lo))
+            u += 1
+    return out
 
 
 class _Placed(NamedTuple):
