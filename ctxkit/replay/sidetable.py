@@ -63,10 +63,8 @@ class Table:
         sources, shape_of = self._sources, self._shape_of
         for key, kind, origin, file_id, source, placeholder in self._pending:
             made = False
-            if type(key) is MessageKey and source is not None:
-                head = f"m:{len(source)}:{source}"  # MessageKey(source, part) is head + part
-                if key.startswith(head):
-                    key, made = key[len(head) :], True
+            if type(key) is MessageKey and source is not None and key.message_id == source:
+                key, made = key.part, True  # the key is MessageKey(source, part), read by its own methods
             # equal shapes by identity and type (an enum's hash runs in Python; 0 is not False)
             basis = (key, type(key), id(kind), id(origin), file_id, type(file_id), placeholder, type(placeholder), made)
             n = ids.get(basis)
