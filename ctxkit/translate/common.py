@@ -238,12 +238,13 @@ def prepare(a: TranslationInput) -> Prepared:
     wires, todo, imaged = _carried(a, messages)
     out = Prepared([], 0, 0, placed=len(messages))
     images = _Images(a, [messages[p] for p in imaged], out) if imaged else None
-    memo = a.memo
-    plain = partial(_wire, a) if memo is None else partial(memo.plain, make=partial(_wire, a))
+    memo, make = a.memo, partial(_wire, a)  # (a partial with a keyword copies a dict per call)
     for index in todo:
         w = messages[index]
-        # a message with images: `imaged` holds its position
-        wires[index] = images.wire(w, index) if w.images else plain(w)  # type: ignore[union-attr]
+        if w.images:  # `imaged` holds its position
+            wires[index] = images.wire(w, index)  # type: ignore[union-attr]
+        else:
+            wires[index] = make(w) if memo is None else memo.plain(w, make)
     out.messages = wires  # type: ignore[assignment]  # every place filled above
     if memo is not None:  # the very list: nothing changes it (see `TranslationMemo.keep`)
         memo.keep(wires)
