@@ -50,8 +50,24 @@ class Payload:
     messages: Sequence[Sent] | None = None  # a tuple, or a list that no one changes (OpenAI's: a replay keeps it)
     meter: object = None  # the meter `messages`' known counts were made with
     translated: Translated | None = field(default=None, compare=False, repr=False)
+    carried: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)  # see `runs`
     _body: list[dict[str, Any]] = field(default_factory=list, compare=False, repr=False)
     _origins: list[tuple[tuple[int, ...], ...]] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def runs(self) -> tuple[Sequence[Sent], list[tuple[int, int, int]]] | None:
+        """(`last`, runs): the last request's `messages` (the very list) and the runs (i, j, k) of
+        these messages that are its very objects, messages[i + n] is last[j + n] for n < k, in
+        order of both: what a replay's translation carried (OpenAI, Ollama; `openai.same_runs`,
+        worked out when first asked). None: not known (no memo, another format, the first call)."""
+        carried = self.carried
+        if carried is None:
+            return None
+        last, messages, runs = carried
+        if callable(runs):  # (`openai.same_runs`, waiting for its arguments)
+            runs = runs()
+            self.carried = (last, messages, runs)
+        return last, runs
 
     @property
     def origins(self) -> tuple[tuple[int, ...], ...]:
@@ -185,7 +201,12 @@ def translate(request: TranslationInput) -> Payload:
     head = _head(request, out.head, mode)
     if out.messages is None:  # the translator gave the whole body
         return Payload(request.provider, head, prepared, out.origins, request.model)
-    return Payload(request.provider, head, prepared, (), request.model, False, out.messages, request.meter, out)
+    carried = request.memo.sent_runs if request.memo is not None else None
+    if carried is not None and carried[1] is not out.messages:  # (a translator's own list)
+        carried = None
+    return Payload(
+        request.provider, head, prepared, (), request.model, False, out.messages, request.meter, out, carried
+    )
 
 
 def _head(request: TranslationInput, head: dict[str, Any], mode: Mode | None) -> dict[str, Any]:

@@ -60,6 +60,8 @@ class TranslationMemo:
         self.window: list[Working] = []  # the last request's working messages, in order
         self.wires: list[Any] = []  # their wire messages, aligned with `window`
         self.sent: list[Any] = []  # a translator's payload message per wire message (OpenAI, Ollama)
+        # (the last `sent`, this request's, what works out their runs): see `Payload.runs`
+        self.sent_runs: tuple[list[Any], list[Any], Callable[[], list[tuple[int, int, int]]]] | None = None
         self.names: dict[str, str] = {}  # call id -> name of the window's latest call with that id
         self.renamed: set[str] = set()  # call ids whose name is not the last request's
         self._calls: dict[str, int] = {}  # call id -> how many calls of the window have it
@@ -84,7 +86,7 @@ class TranslationMemo:
             self.imaged, self._prefix, self._calls, self._answers = [], 0, {}, {}
             self.repeated, self.format, self.per_context = 0, None, {}
         old = self.window
-        self._size = len(messages)
+        self._size, self.sent_runs = len(messages), None
         self._fragments.limit = len(messages) + 256
         # a run extends while the messages are equal (one rebuilt per request, such as an
         # in-flight one, is equal without being the same object; a message not found is made afresh)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
+from operator import indexOf, is_not
 from typing import Any, TypeVar
 
 from ctxkit.counting.measure import call_args_text
@@ -24,6 +26,7 @@ from ctxkit.translate.common import (
     WireMessage,
     definitions,
 )
+from ctxkit.translate.itemmemo import REACH
 from ctxkit.translate.keys import Key
 from ctxkit.translate.memo import TranslationMemo
 
@@ -31,6 +34,7 @@ REASONING = re.compile(r"(?:^|[ /-])(?:o1|o3|o4|gpt-5(?:\.\d+)?)(?:$|[ /-])")
 NO_SYSTEM_MESSAGE = frozenset({"o1-mini", "o1-preview"})
 MARKDOWN_PREFIX = "Formatting re-enabled. "
 T = TypeVar("T")
+Run = tuple[int, int, int]  # (start now, start in the last list, length)
 
 
 def is_reasoning_model(name: str) -> bool:
@@ -155,19 +159,21 @@ def sent_messages(a: TranslationInput, prepared: Prepared, make: Callable[[WireM
     if memo is None:
         names = {c.id: c.name for m in wires for c in m.tool_calls}
         return [_sent(a, rules, m, make, names) for m in wires]
-    out: list[Sent | None] = memo.carried(memo.sent)
+    last = memo.sent
+    out: list[Sent | None] = memo.carried(last)
     size = len(wires)
     if size > len(out):
         out += [None] * (size - len(out))  # the cap's notice
     # made afresh: what no run brings, the first message (a model's system-message rules), the
     # cap's notice, and what depends on the window: images, results of renamed calls
-    redo = {0, *memo.fresh}
+    again = {0}  # made again though a run may bring them
     if memo.imaged:
-        redo.update(memo.imaged)
+        again.update(memo.imaged)
+    if memo.renamed:
+        again.update(memo.answering(memo.renamed))
+    redo = again.union(memo.fresh)
     if prepared.placed < size:
         redo.update(range(prepared.placed, size))
-    if memo.renamed:
-        redo.update(memo.answering(memo.renamed))
     names = memo.names
     for n in redo:
         if n < size:
@@ -175,7 +181,74 @@ def sent_messages(a: TranslationInput, prepared: Prepared, make: Callable[[WireM
             fragment = m.entry.fragment if m.entry is not None else None
             out[n] = fragment.sent if fragment is not None and not fragment.tool else _sent(a, rules, m, make, names)
     memo.sent = out  # the very list: nothing changes it once made (the next request carries from it)
+    # `Payload.runs`, worked out when asked (None: the first request)
+    memo.sent_runs = (last, out, partial(same_runs, memo.runs, again, out, last)) if last else None
     return out  # type: ignore[return-value]  # every place filled above
+
+
+def same_runs(runs: list[Run], again: set[int], out: Sequence[object], last: Sequence[object]) -> list[Run]:
+    """The runs of `out` that are the very objects of `last`, in order of both: the memo's `runs`
+    (`out` holds `last`'s slice at each) split at the places made again (`again`, which holds 0)
+    whose payload message is not the very one `last` held; each run gone on, back and forth,
+    over the very same messages (the system text or a question's stored copy made again shares
+    its `Sent`); then, after the last one, the runs `itemmemo.runs` finds (each one's first
+    message looked for a little way on: an in-flight message, rebuilt per request)."""
+    if not last:
+        return []
+    if runs and (len(again) > 1 or (runs[0][0] == 0 and out[0] is not last[runs[0][1]])):
+        runs = _split(runs, again, out, last)
+    size, known, count = len(out), len(last), len(runs)
+    grown: list[Run] = []
+    a = b = 0  # where the last run taken ends, in `out` and in `last`
+    if (not runs or (runs[0][0] and runs[0][1])) and size and out[0] is last[0]:
+        grown.append((0, 0, 1))
+        a = b = 1
+    for n, (i, j, k) in enumerate(runs):
+        while i > a and j > b and out[i - 1] is last[j - 1]:
+            i, j, k = i - 1, j - 1, k + 1
+        if i == a and j == b and grown:
+            i, j, k = grown[-1][0], grown[-1][1], grown.pop()[2] + k
+        most = min(runs[n + 1][0] - i, runs[n + 1][1] - j) if n + 1 < count else min(size - i, known - j)
+        if k < most and out[i + k] is last[j + k]:
+            k += _same(out, i + k, last, j + k, most - k)
+        grown.append((i, j, k))
+        a, b = i + k, j + k
+    while a < size and b < known:  # the tail: `itemmemo.runs(out[a:], last[b:])`, in one loop
+        x, q, end = out[a], b, min(known, b + REACH)
+        while q < end and last[q] is not x:
+            q += 1
+        if q == end:
+            a += 1
+            continue
+        k = 1 + _same(out, a + 1, last, q + 1, min(size - a, known - q) - 1)
+        if grown and grown[-1][0] + grown[-1][2] == a and grown[-1][1] + grown[-1][2] == q:
+            grown[-1] = (grown[-1][0], grown[-1][1], grown[-1][2] + k)
+        else:
+            grown.append((a, q, k))
+        a, b = a + k, q + k
+    return grown
+
+
+def _split(runs: list[Run], again: set[int], out: Sequence[object], last: Sequence[object]) -> list[Run]:
+    cut: list[Run] = []
+    for i, j, k in runs:
+        start = i
+        for n in sorted(p for p in again if i <= p < i + k):
+            if out[n] is not last[n - i + j]:
+                if n > start:
+                    cut.append((start, start - i + j, n - start))
+                start = n + 1
+        if start < i + k:
+            cut.append((start, start - i + j, i + k - start))
+    return cut
+
+
+def _same(new: Sequence[object], i: int, old: Sequence[object], j: int, most: int) -> int:
+    """How many objects from new[i] are the very objects from old[j] (at most `most`), found in C."""
+    try:
+        return indexOf(map(is_not, new[i : i + most], old[j : j + most]), True)
+    except ValueError:
+        return most
 
 
 def _sent(
