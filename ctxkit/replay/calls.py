@@ -51,11 +51,16 @@ class ReplayCall:
 
     @property
     def label(self) -> str:
-        return self.user.id if self.step == 0 else f"{self.user.id}·{self.step}"
+        return label(self.user.id, self.step)
 
     @property
     def synthetic(self) -> bool:
         return self.summary is not None and self.summary.id.startswith(SYNTHETIC_PREFIX)
+
+
+def label(user_id: str, step: int) -> str:
+    """A call's label: `m7` for a question's first call, `m7·2` after its second tool turn."""
+    return user_id if step == 0 else f"{user_id}·{step}"
 
 
 class Asked(enum.Enum):

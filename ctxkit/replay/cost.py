@@ -7,10 +7,11 @@ to the price data. Offline: only the data shipped inside the package is read, ne
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from ctxkit import providers
 from ctxkit.loading.domain import Prices
@@ -34,17 +35,35 @@ class Pricer:
         self._rates: dict[int, tuple[Any, _Rates | None]] = {}  # per price set in force (kept alive here)
         self._clock: datetime | None = None  # the last clock priced from the package's untiered rates, and those
         self._at: _Rates | None = None
+        self._given: _Given | None = None  # `settings.prices` as a `Pricing`, made on first use
 
     def costs(
         self, prompt: int, cached: int, written: int, output: int | None, clock: datetime | None
     ) -> tuple[Decimal | None, Decimal | None]:
         """The call's cost and its cost without the cache: `cost(prompt, cached, written, output,
         clock)` and `cost(prompt, 0, 0, output, clock)`, one Decimal for both when nothing was read
-        from the cache nor written to it (the same price; replay keeps a row per call)."""
-        cost = self.cost(prompt, cached, written, output, clock)
-        if not cached and not written:
-            return cost, cost
-        return cost, self.cost(prompt, 0, 0, output, clock)
+        from the cache nor written to it (the same price)."""
+        return self.pricing(prompt, cached, written, output, clock).costs(prompt, cached, written, output or 0)
+
+    def pricing(self, prompt: int, cached: int, written: int, output: int | None, clock: datetime | None) -> Pricing:
+        """What prices the call: `pricing(...).costs(prompt, cached, written, output or 0)` is
+        `costs(...)`. Untiered rates, `settings.prices`, a free provider or an unknown model give a
+        value shared by the calls they price (replay keeps it per call instead of two Decimals, and
+        works the Decimals out when a row is read: the same arithmetic on the same numbers); tiered
+        prices are asked of the package now (its answer may depend on the clock)."""
+        if clock is self._clock and clock is not None:  # as in `cost`: the last call's clock object
+            assert self._at is not None
+            return self._at
+        if self.prices is not None:
+            return self._given_prices()
+        if providers.spec(self.provider).free:
+            return _FREE
+        found = self._rates_at(clock)
+        if found is None:
+            return _UNKNOWN
+        if found[1] is None:  # tiered: the package's answer now
+            return _Fixed(*_pair(self.cost, prompt, cached, written, output, clock))
+        return found[1]
 
     def cost(
         self, prompt: int, cached: int, written: int, output: int | None, clock: datetime | None
@@ -54,15 +73,29 @@ class Pricer:
             assert self._at is not None  # theirs): the rates found for it, not looked up again (R-RPL-9)
             return self._at.cost(prompt, cached, written, out)
         if self.prices is not None:
-            p = self.prices
-            uncached = prompt - cached - written
-            total = uncached * p.input + cached * p.cached_input + written * p.cache_write + out * p.output
-            return total / MILLION
+            return self._given_prices().cost(prompt, cached, written, out)
         if providers.spec(self.provider).free:
             return Decimal(0)
         return self._package(prompt, cached, written, out, clock)
 
+    def _given_prices(self) -> _Given:
+        if self._given is None:
+            assert self.prices is not None
+            self._given = _Given(self.prices)
+        return self._given
+
     def _package(self, prompt: int, cached: int, written: int, output: int, clock: datetime | None) -> Decimal | None:
+        found = self._rates_at(clock)
+        if found is None:
+            return None
+        if found[1] is None:  # tiered prices: not linear in the counts, ask the package every time
+            usage = self._usage(prompt, cached, written, output)
+            return Decimal(self._model.calc_price(usage, self._provider, genai_request_timestamp=clock).total_price)
+        return found[1].cost(prompt, cached, written, output)
+
+    def _rates_at(self, clock: datetime | None) -> tuple[Any, _Rates | None] | None:
+        """The package's prices in force at `clock` and their rates (None: tiered), or None (an
+        unknown model)."""
         if self.unknown:
             return None
         if self._model is None:  # the model is looked up once per replay, by the package's own matching
@@ -75,12 +108,9 @@ class Pricer:
         rates = self._rates.get(id(prices))
         if rates is None:
             rates = self._rates[id(prices)] = (prices, _Rates.of(prices, one_hour=self.one_hour))
-        if rates[1] is None:  # tiered prices: not linear in the counts, ask the package every time
-            usage = self._usage(prompt, cached, written, output)
-            return Decimal(self._model.calc_price(usage, self._provider, genai_request_timestamp=clock).total_price)
-        if clock is not None:  # the prices in force at this very clock object: the same for its next calls
-            self._clock, self._at = clock, rates[1]
-        return rates[1].cost(prompt, cached, written, output)
+        if rates[1] is not None and clock is not None:  # the prices in force at this very clock object: the same
+            self._clock, self._at = clock, rates[1]  # for its next calls
+        return rates
 
     def _usage(self, prompt: int, cached: int, written: int, output: int) -> Any:
         one_hour = {"cache_write_1h_tokens": written} if self.one_hour and written else {}
@@ -129,5 +159,57 @@ class _Rates:
             at(output_tokens=1) - base,
         )
 
+    def costs(self, prompt: int, cached: int, written: int, output: int) -> tuple[Decimal | None, Decimal | None]:
+        return _pair(self.cost, prompt, cached, written, output)
+
     def cost(self, prompt: int, cached: int, written: int, output: int) -> Decimal:
         return self.base + prompt * self.input + cached * self.cached + written * self.written + output * self.output
+
+
+class Pricing(Protocol):
+    """What prices a call (`Pricer.pricing`): `costs(prompt, cached, written, output)` gives its
+    cost and its cost without the cache, the same Decimal twice when nothing was cached or written."""
+
+    def costs(self, prompt: int, cached: int, written: int, output: int) -> tuple[Decimal | None, Decimal | None]: ...
+
+
+def _pair(
+    cost: Callable[..., Decimal | None], prompt: int, cached: int, written: int, *rest: Any
+) -> tuple[Decimal | None, Decimal | None]:
+    """`(cost(prompt, cached, written, *rest), cost(prompt, 0, 0, *rest))`, one value for both when
+    nothing was read from the cache nor written to it."""
+    with_cache = cost(prompt, cached, written, *rest)
+    if not cached and not written:
+        return with_cache, with_cache
+    return with_cache, cost(prompt, 0, 0, *rest)
+
+
+@dataclass(frozen=True, slots=True)
+class _Given:
+    """`settings.prices`: USD per million tokens of each count."""
+
+    prices: Prices
+
+    def costs(self, prompt: int, cached: int, written: int, output: int) -> tuple[Decimal | None, Decimal | None]:
+        return _pair(self.cost, prompt, cached, written, output)
+
+    def cost(self, prompt: int, cached: int, written: int, output: int) -> Decimal:
+        p = self.prices
+        uncached = prompt - cached - written
+        total = uncached * p.input + cached * p.cached_input + written * p.cache_write + output * p.output
+        return total / MILLION
+
+
+@dataclass(frozen=True, slots=True)
+class _Fixed:
+    """Costs known already: a free provider's, an unknown model's (None), tiered prices' answer."""
+
+    cost: Decimal | None
+    without: Decimal | None
+
+    def costs(self, prompt: int, cached: int, written: int, output: int) -> tuple[Decimal | None, Decimal | None]:
+        return self.cost, self.without
+
+
+_FREE = _Fixed(Decimal(0), Decimal(0))
+_UNKNOWN = _Fixed(None, None)

@@ -8,9 +8,7 @@ of item texts are shared between calls; earlier prompts live in the cache's trie
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
-from decimal import Decimal
+from dataclasses import dataclass
 from operator import is_
 from typing import TYPE_CHECKING
 
@@ -18,7 +16,6 @@ from ctxkit import collector
 from ctxkit.counting.measure import call_args_text, stored_texts
 from ctxkit.errors import RuleError
 from ctxkit.history.tree import Ancestry
-from ctxkit.history.working import Copier
 from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import Fixture, InFlightMessage, Role, StoredMessage
 from ctxkit.pipeline import RunWarning, WarningKind, run, settings_warnings
@@ -26,6 +23,8 @@ from ctxkit.replay import breaks, cache
 from ctxkit.replay.calls import Output, Planner, ReplayCall
 from ctxkit.replay.cost import Pricer
 from ctxkit.replay.prefix import Numbers
+from ctxkit.replay.rows import CallRow as CallRow  # the rows' type, read from here by reports and tests
+from ctxkit.replay.rows import CallRows
 from ctxkit.replay.state import State
 from ctxkit.replay.warned import Warned
 from ctxkit.translate.items import over_window_warning, priming_tokens, prompt_items
@@ -33,33 +32,6 @@ from ctxkit.translate.items import over_window_warning, priming_tokens, prompt_i
 if TYPE_CHECKING:
     from ctxkit.counting.measure import Meter
     from ctxkit.pipeline import Result
-
-
-@dataclass(slots=True, unsafe_hash=True)  # hashed as a frozen one is, never changed once made (one per call)
-class CallRow:
-    index: int
-    user_message: str
-    step: int
-    label: str  # `m7`, `m7·2`
-    on_branch: bool
-    clock: datetime | None
-    prompt_tokens: int
-    prefix_tokens: int
-    cached_tokens: int
-    cache_write_tokens: int
-    output_tokens: int | None
-    cost: Decimal | None
-    cost_without_cache: Decimal | None
-    candidate: int | None
-    brk: breaks.Break
-    limit: cache.Limit | None
-    truncated: bool
-    compression_due: bool
-    synthetic: bool
-    unread_write_tokens: int = 0  # written to the cache, never read by a later call while alive (R-RPL-7)
-
-
-_new_row = Copier(CallRow).new  # one per call: each field set in C, not through `object.__setattr__` calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +42,7 @@ class Replay:
     model: str
     max_input_tokens: int
     rules: cache.Rules
-    calls: tuple[CallRow, ...]
+    calls: CallRows  # a sequence of `CallRow`s, held compact (`replay.rows`)
     warnings: tuple[str, ...]
 
 
@@ -98,10 +70,10 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     planner = Planner(fixture, options, compress_as=compress_as, select=state.select, counts=state.counts)
     state.counts.prefill(eff.tokenizer, stored_texts(_asked(planner.path)))  # in one pass: see `prefill`
     loop = _Loop(fixture, eff, state, Warned(planner.warnings()))
-    rows: list[CallRow] = []
+    rows = CallRows()
     for index, call in enumerate(planner.calls()):
         result = loop.assembled(index, call)
-        rows.append(loop.row(index, call, result))
+        loop.row(index, call, result, rows)
         loop.forget(index)
         if on_call is not None:
             on_call(index, call, result)
@@ -130,8 +102,9 @@ class _Loop:
         except RuleError as exc:
             raise RuleError(f"call {index} ({call.label}): {exc}") from None
 
-    def row(self, index: int, call: ReplayCall, result: Result) -> CallRow:
-        """The call's prompt, its cache hit and break, its cost; its warnings noted."""
+    def row(self, index: int, call: ReplayCall, result: Result, rows: CallRows) -> None:
+        """The call's prompt, its cache hit and break, its cost: its row added to `rows` (the
+        call's index is its position there); its warnings noted."""
         meter = result.assembly.meter
         request = prompt_items(result.payload, meter=meter, memo=self.state.items)
         items = request.items  # the tuple: the cache reads it in C
@@ -149,28 +122,19 @@ class _Loop:
         brk = breaks.find(view, dropped, other, common, expired=hit.expired, ancestry=self.ancestry)
         self.views[index] = view  # kept whole for the next call (an expired one reads it from item 0)
         output = _output_tokens(call.output, meter)
-        cost, without = self.pricer.costs(prompt, hit.cached_tokens, hit.write_tokens, output, call.clock)
-        return _new_row(  # CallRow's fields in order
-            index,
+        cached, written = hit.cached_tokens, hit.write_tokens
+        rows.add(  # CallRow's fields in order but the index, the label and the costs (made when read)
             call.user.id,
             call.step,
-            call.label,
             call.on_branch,
             call.clock,
-            prompt,
-            hit.prefix_tokens,
-            hit.cached_tokens,
-            hit.write_tokens,
+            (prompt, hit.prefix_tokens, cached, written),
             output,
-            cost,
-            without,
+            self.pricer.pricing(prompt, cached, written, output, call.clock),
             hit.candidate,
             brk,
             hit.limit,
-            bool(result.assembly.dropped),
-            call.compression_due,
-            call.synthetic,
-            0,  # unread_write_tokens: known once every call is in (`replay`)
+            (bool(result.assembly.dropped), call.compression_due, call.synthetic),
         )
 
     def _warnings(self, index: int, call: ReplayCall, result: Result, wire_tokens: int) -> None:
@@ -206,15 +170,13 @@ class _Loop:
         while (first := next(iter(views))) < oldest:  # in call order: drop from the front
             del views[first]  # no later call can compare with it: beyond the TTL
 
-    def replay(self, rows: list[CallRow]) -> Replay:
+    def replay(self, rows: CallRows) -> Replay:
         if (note := self.pricer.warning()) is not None:
             self.warned.note(note)
-        rows = [  # a write pays back only if a later call reads it: known once every call is in
-            replace(r, unread_write_tokens=r.cache_write_tokens)
-            if r.cache_write_tokens and self.cache.unread_write(r.index)
-            else r
-            for r in rows
-        ]
+        unread = self.cache.unread_write  # a write pays back only if a later call reads it: known once every call is in
+        for index, row in enumerate(rows.writes()):
+            if row and unread(index):
+                rows.unread(index, row)
         eff = self.eff
         return Replay(
             self.fixture.source,
@@ -223,7 +185,7 @@ class _Loop:
             eff.model,
             eff.max_input_tokens,
             self.rules,
-            tuple(rows),
+            rows,
             self.warned.texts(),
         )
 
