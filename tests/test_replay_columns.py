@@ -208,3 +208,36 @@ def test_r_rpl_9_columns_from_the_item_memos_runs_equal_the_found_ones(
     done = driver.replay(load_fixture(str(path)), Options(provider=provider, max_input_tokens=window))
     assert len(prompts) == len(done.calls) > 50
     assert (provider != "anthropic") == (len(used) > len(done.calls) // 2)  # one item per message: runs taken
+
+
+@pytest.mark.parametrize("limit", [prefix.LOG_LIMIT, 200])
+@pytest.mark.parametrize("window", [3000, None])
+def test_r_rpl_9_keys_logged_once_read_back_equal(
+    window: int | None, limit: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each call's key numbers sit in the shared log (`Numbers.log`: keys[x] == log[at + x] from
+    `lo` on) and still do after the replay (the log is only appended to, a full one replaced); a
+    sliding window appends only its new items, so the logs hold far fewer numbers than the calls."""
+    monkeypatch.setattr(prefix, "LOG_LIMIT", limit)
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(bench_history(160)), encoding="utf-8")
+    kept: list[tuple[Any, int, int, list[int]]] = []
+    columns = prefix.Numbers.columns
+
+    def logged(self: prefix.Numbers, items: Any, carried: Any = None) -> prefix.Columns:
+        made = columns(self, items, carried)
+        log, at, lo = made.logged  # type: ignore[misc]
+        assert 0 <= lo <= len(made.keys) and at + lo >= 0
+        kept.append((log, at, lo, list(made.keys)))
+        return made
+
+    monkeypatch.setattr(prefix.Numbers, "columns", logged)
+    done = driver.replay(load_fixture(str(path)), Options(max_input_tokens=window))
+    assert len(kept) == len(done.calls) > 50
+    for log, at, lo, keys in kept:
+        assert list(log[at + lo : at + len(keys)]) == keys[lo:]
+    logs = {id(log): len(log) for log, *_ in kept}
+    assert (len(logs) > 1) == (limit < 1000)
+    if window is not None:  # the window slid: most calls appended only their new items
+        assert sum(logs.values()) < sum(len(k) for *_, k in kept) / 3
+        assert sum(lo > 0 for _, _, lo, _ in kept) > len(kept) / 2

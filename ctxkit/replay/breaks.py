@@ -134,12 +134,24 @@ class MappedCall:
 
     def trimmed(self, start: int, sides: Sides) -> Earlier | None:
         """This call as later calls keep it, from item `start` on (see `Earlier`); None when
-        nothing is left."""
-        n = len(self.keys)
+        nothing is left. Its keys are read from the columns' log (`prefix.Numbers.log`) where it
+        holds them, so no kept call holds an array of its own (R-RPL-9).
+
+        A kept call is never read at item 0: a call that shares no item with the earlier ones
+        compares with the last call (`cache.Cache.add`), whose view is still this `MappedCall`
+        (`driver._Loop.forget` makes the call before the last an `Earlier`). So a call whose keys
+        the log holds from item 1 on (a sliding window: its system prompt is not where the log
+        has it) is kept from item 1 (an `Earlier` read below its start raises, never guesses)."""
+        n, c = len(self.keys), self.columns
+        if c is not None and start < c.lo == 1:  # see below
+            start = 1
         if start >= n:
+            sides.skipped(self)  # dropped whole: its runs go on to the next plain view (`Sides.skipped`)
             return None
         found = sides.numbers(self, start)
         call = CallContext(self.user, sides.text(self.system), sides.text(self.date), self.model, self.settings)
+        if c is not None and c.log is not None and start >= c.lo:  # its keys read from the shared log
+            return Earlier(start, n, c.log, c.at + start, found, sides.table, call)
         if 2 * (n - start) > n:  # most of it: the keys the trie holds too, shared
             return Earlier(start, n, self.keys, start, found, sides.table, call)
         return Earlier(start, n, self.keys[start:], 0, found, sides.table, call)

@@ -112,7 +112,7 @@ class Cache:
         if self.rules.mode is Mode.PREVIOUS:  # only this prompt can be a hit for the next call
             self.trie.reset()
             shared = 0
-        self.overtaken = self.trie.insert(index, keys, shared)
+        self.overtaken = self.trie.insert(index, keys, shared, columns.logged if columns is not None else None)
         if points:
             stored = [ends[p + 1] >= self.rules.min_tokens for p in points]
             self.trie.mark(index, points, stored, [p >= read for p in points])  # beyond what it read: it wrote

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["Columns", "Numbers", "common_prefix", "each", "runs"]
 
 _KEY, _TOKENS, _BREAKPOINT = itemgetter(0), itemgetter(1), itemgetter(3)  # of an Item
+# numbers in a log past which a new one starts (an old one is freed with the last edge or call holding it)
+LOG_LIMIT = 1 << 18
 
 
 def runs(new: Sequence[object], old: Sequence[object]) -> list[Run]:
@@ -75,6 +77,15 @@ class Columns(NamedTuple):
     # (`unplaced`, whose last items are looked for: `breaks._last_tokens`)
     fresh_last: int = 0
     unplaced: Sequence[tuple[int, int]] = ()
+    # where the keys sit in `Numbers.log`: `keys[x] == log[at + x]` for `lo <= x < len(keys)`
+    log: array[int] | None = None
+    at: int = 0
+    lo: int = 0
+
+    @property
+    def logged(self) -> tuple[array[int], int, int] | None:
+        """(log, at, lo), see above; None when the keys are in no log."""
+        return None if self.log is None else (self.log, self.at, self.lo)
 
     def tokens_from(self, n: int) -> int:
         """The tokens of the items from `n` on, summed over the shorter side of `n` (`total`)."""
@@ -108,6 +119,10 @@ class Numbers:
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
+        # every call's key numbers, each placed once where the window slides: a call whose last run of
+        # the last call's items reaches the log's end appends only its items after that run
+        # (`_placed`); the trie's edges and the kept calls hold runs of it, not a call's own array
+        self.log = array("i")
         self._last: tuple[Sequence[Item], Columns] = ((), Columns(array("i"), array("q"), b""))
         self._counts: dict[int, int] = {}  # the last call's key numbers, each with how often it sent it
         self._repeated: set[int] = set()  # the last call's keys it sent more than once
@@ -154,7 +169,10 @@ class Numbers:
             fresh_last = sum(cost for cost, key in zip(costs, joined, strict=True) if not had[key])
             unplaced = [s for s in surplus if had[s[0]]]
         marked, twice = b"".join(marks), self._twice
-        made = Columns(numbers, tokens, marked, before, shared, lent.keys, surplus, twice, total, fresh_last, unplaced)
+        log, at, lo = self._placed(numbers, shared, lent)
+        made = Columns(
+            numbers, tokens, marked, before, shared, lent.keys, surplus, twice, total, fresh_last, unplaced, log, at, lo
+        )
         self._last = (items, made)
         return made
 
@@ -191,6 +209,28 @@ class Numbers:
         if moved:
             self._twice = frozenset(repeated)
         return surplus, was
+
+    def _placed(self, numbers: array[int], shared: Sequence[Run], lent: Columns) -> tuple[array[int], int, int]:
+        """Where this call's key numbers sit in the log, placed now: (log, at, lo) as `Columns`
+        holds them. When this call's last run (of the last call's items) ends where the log ends
+        (the last call's end, most calls), the run is already there from where the last call is
+        logged (and the items before it that the log holds before it, mostly the system prompt), and
+        only the items after it are appended; else the whole call is appended (past
+        `LOG_LIMIT`, to a new log)."""
+        log = self.log
+        if shared and lent.log is log:
+            i, j, k = shared[-1]
+            if j + k > lent.lo and lent.at + j + k == len(log):
+                log += numbers[i + k :]
+                at, lo = lent.at + j - i, i + max(lent.lo - j, 0)
+                while lo and at + lo > 0 and log[at + lo - 1] == numbers[lo - 1]:  # the system prompt, mostly
+                    lo -= 1
+                return log, at, lo
+        if len(log) >= LOG_LIMIT:
+            log = self.log = array("i")
+        at = len(log)
+        log += numbers
+        return log, at, 0
 
     def _looked(self, items: Sequence[Item]) -> list[int]:
         """The items' key numbers, a key not numbered yet numbered now (usually a new message or two)."""
