@@ -107,6 +107,9 @@ class ItemMemo:
         if not single or len(items) != size + len(before) or items[:size] != tuple(lead):
             return (), [], True
         self._renamed = False
+        known = getattr(payload, "runs", None)  # translation's runs of the very same messages (OpenAI, Ollama)
+        if known is not None and known[0] is before:
+            return items, known[1], plain  # the very objects: their items, wherever they moved
         out: list[Run] = []
         now = then = 0
         for i, j, k in [*_in_place(messages, before), (len(messages), len(before), 0)]:
