@@ -9,12 +9,15 @@ message is above another (replay's branch cause, R-RPL-6).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import attrgetter
 from typing import overload
 
 from ctxkit.loading.domain import Fixture, Role, StoredMessage
 
+_id_of, _index_of = attrgetter("id"), attrgetter("index")
 _SUMMARY, _USER = Role.SUMMARY, Role.USER  # module names: an enum class attribute costs more than a loop step (3.11)
 
 
@@ -151,31 +154,45 @@ def path_to(fixture: Fixture, leaf: str | None) -> tuple[StoredMessage, ...]:
 
 class Paths:
     """Branch lookups shared by the calls of one replay (R-RPL-9): one id index and summary list
-    per message tuple, and the last path with its positions, which the next call's path usually
-    extends (walking up from the new leaf stops where it meets it). Each path is given as a
-    `Stretch` of one list that is only appended to: a path that leaves the last one below its
-    end starts a new list, so the stretches given before never change."""
+    per message tuple, and the last path with each message's position on it, which the next
+    call's path usually extends (walking up from the new leaf stops where it meets it). Each path
+    is given as a `Stretch` of one list that is only appended to: a path that leaves the last one
+    below its end starts a new list, so the stretches given before never change.
+
+    A message's position on a root path is its depth in the tree, the same on every path that
+    holds it: it is kept by the message's `index` in an array (4 bytes a stored message, not a
+    dict entry and an int), written when the message joins a path and never removed; a position
+    read back counts only while the last path holds that very message there."""
 
     def __init__(self) -> None:
         self._messages: tuple[StoredMessage, ...] | None = None
-        self._by_id: dict[str, StoredMessage] = {}
+        self._by_id: dict[str | None, StoredMessage] = {}  # (no message has the id None)
         self._summaries: list[StoredMessage] = []
         self._path: list[StoredMessage] = []  # the last path is `_path[:_end]`
         self._end = 0
-        self._position: dict[str, int] = {}  # the last path's messages by id
+        self._depth = array("i")  # by `StoredMessage.index`: its position on the paths given (-1: none yet)
 
     def _index(self, fixture: Fixture) -> None:
         if fixture.messages is self._messages:
             return
-        self._by_id = by_id = {m.id: m for m in fixture.messages}
+        by_id: dict[str | None, StoredMessage] = {m.id: m for m in fixture.messages}
+        self._by_id = by_id
+        # distinct indexes (replay's planner checks them: `indexes`), the synthetic summaries' past the fixture's
+        size = max(map(_index_of, fixture.messages), default=-1) + 1
+        if len(self._depth) < size:
+            self._depth.extend(repeat(-1, size - len(self._depth)))
         if not all(by_id.get(m.id) is m for m in self._path[: self._end]):  # replay only hides or adds summaries
-            self._path, self._end, self._position = [], 0, {}
+            self._path, self._end = [], 0
         self._messages = fixture.messages
         self._summaries = [m for m in fixture.messages if m.role is Role.SUMMARY]
 
-    def index(self, message_id: str) -> int | None:
+    def index(self, message_id: str | None) -> int | None:
         """The message's index on the last path given, if it is on it."""
-        return self._position.get(message_id)
+        m = self._by_id.get(message_id)
+        if m is None:
+            return None
+        at = self._depth[m.index]
+        return at if 0 <= at < self._end and self._path[at] is m else None
 
     def extends(self, path: Sequence[StoredMessage]) -> bool:
         """Whether the last path given starts with the root path `path` (then `index` gives the
@@ -183,48 +200,49 @@ class Paths:
         n = len(path)
         return n <= self._end and (n == 0 or self._path[n - 1] is path[n - 1])
 
-    def select(self, fixture: Fixture, leaf: str | None) -> tuple[Stretch, dict[str, int], list[StoredMessage]]:
-        """The path to `leaf`, each id's position on it, and the fixture's summary nodes."""
+    def select(
+        self, fixture: Fixture, leaf: str | None
+    ) -> tuple[Stretch, Callable[[str | None], int | None], list[StoredMessage]]:
+        """The path to `leaf`, each id's position on it (`index`), and the fixture's summary nodes."""
         if fixture.messages is not self._messages:
             self._index(fixture)
         if leaf is None:
-            return Stretch(()), {}, self._summaries
-        by_id, path, position = self._by_id, self._path, self._position
+            return Stretch(()), _nowhere, self._summaries
+        by_id, path, depth, end = self._by_id, self._path, self._depth, self._end
         climbed: list[StoredMessage] = []
         node: StoredMessage | None = by_id[leaf]
         while node is not None:
-            at = position.get(node.id)
-            if at is not None and path[at] is node:
+            at = depth[node.index]
+            if 0 <= at < end and path[at] is node:
                 break
             climbed.append(node)
             node = by_id[node.parent] if node.parent is not None else None
-        keep = position[node.id] + 1 if node is not None else 0
-        if keep < self._end:  # the last path went further: an edit (a new question only climbs)
-            for m in path[keep : self._end]:
-                del position[m.id]
+        keep = depth[node.index] + 1 if node is not None else 0
         if climbed and keep < len(path):  # the list past `keep` may be seen by earlier stretches
             path = self._path = path[:keep]
         for m in reversed(climbed):
-            position[m.id] = len(path)
+            depth[m.index] = len(path)
             path.append(m)
         self._end = keep + len(climbed)
-        return Stretch(path, 0, self._end), position, self._summaries
+        return Stretch(path, 0, self._end), self.index, self._summaries
 
 
 def select(fixture: Fixture, leaf: str | None, *, paths: Paths | None = None) -> Branch:
+    at: Callable[[str | None], int | None]  # a message's position on the path
     if paths is not None:
-        path, on_branch, candidates = paths.select(fixture, leaf if leaf is not None else default_leaf(fixture))
+        path, at, candidates = paths.select(fixture, leaf if leaf is not None else default_leaf(fixture))
     else:
         path = Stretch(default_path(fixture) if leaf is None else path_to(fixture, leaf))
         candidates = [m for m in fixture.messages if m.role is _SUMMARY]
-        on_branch = {m.id: i for i, m in enumerate(path)} if candidates else {}  # only summaries ask
+        positions: dict[str | None, int] = {m.id: i for i, m in enumerate(path)} if candidates else {}
+        at = positions.get  # only summaries ask
     summary = None
     for m in candidates:
-        if m.parent in on_branch:
+        if at(m.parent) is not None:
             summary = m  # the latest in file order applies
     cut = 0
-    if summary is not None and summary.summarizes_through in on_branch:
-        cut = on_branch[summary.summarizes_through] + 1
+    if summary is not None and (through := at(summary.summarizes_through)) is not None:
+        cut = through + 1
     of, start, _ = path.under
     last = None
     for i in range(len(path) - 1, cut - 1, -1):  # the leaf, most calls
@@ -234,12 +252,60 @@ def select(fixture: Fixture, leaf: str | None, *, paths: Paths | None = None) ->
     return Branch(path, summary, cut, last)
 
 
+def _nowhere(message_id: str | None) -> None:
+    """No message is on the empty path."""
+    return None
+
+
+def indexes(fixture: Fixture) -> dict[str, int]:
+    """Each stored message's `index` by its id: the one id index a replay's planner and its
+    ancestry tests share (its values are the messages' own ints); positions and numbers are then
+    kept in arrays by index (`OnPath`, `Ancestry`)."""
+    found = dict(zip(map(_id_of, fixture.messages), map(_index_of, fixture.messages), strict=True))
+    if len(set(found.values())) != len(found) or min(found.values(), default=0) < 0:
+        raise ValueError("stored messages need distinct `index` values (their position in the fixture)")
+    return found
+
+
+class OnPath:
+    """Each message's position on one root path, read by id (`position[id]`, `id in position`,
+    `get`): an array by message index beside the shared id index (`indexes`), 4 bytes a stored
+    message instead of a dict entry and an int."""
+
+    __slots__ = ("_at", "_ids")
+
+    def __init__(self, path: Sequence[StoredMessage], ids: dict[str, int]) -> None:
+        self._ids = ids
+        self._at = at = array("i", [-1]) * (max(ids.values(), default=-1) + 1)
+        for i, m in enumerate(path):
+            at[m.index] = i  # `ids[m.id]`
+
+    def get(self, message_id: str | None) -> int | None:
+        n = self._ids.get(message_id) if message_id is not None else None
+        if n is None:
+            return None
+        at = self._at[n]
+        return at if at >= 0 else None
+
+    def __contains__(self, message_id: object) -> bool:
+        n = self._ids.get(message_id) if isinstance(message_id, str) else None
+        return n is not None and self._at[n] >= 0
+
+    def __getitem__(self, message_id: str | None) -> int:
+        at = self._at[self._ids[message_id]] if message_id is not None else -1  # KeyError: not a message
+        if at < 0:
+            raise KeyError(message_id)
+        return at
+
+
 class Ancestry:
     """Ancestor tests on the stored tree in O(1), from one depth-first walk: each message's number
-    in the walk's entry order, and for each number the last number within its subtree (one id
-    index and one array of 8 bytes a message)."""
+    in the walk's entry order, and for each number the last number within its subtree (by message
+    index, beside the shared id index: two arrays of 4 bytes a message)."""
 
-    def __init__(self, fixture: Fixture) -> None:
+    def __init__(self, fixture: Fixture, ids: dict[str, int] | None = None) -> None:
+        """`ids`: `indexes(fixture)`, when the caller has it."""
+        self._ids = ids = indexes(fixture) if ids is None else ids
         children: dict[str | None, list[str]] = {}
         parent: dict[str, str | None] = {}
         for m in fixture.messages:
@@ -260,11 +326,13 @@ class Ancestry:
                     if len(below) > 1:
                         stack += below[:0:-1]
                     node = below[0]
-        self._number: dict[str, int] = dict(zip(order, range(len(order)), strict=True))  # id → entry number
-        number = self._number
+        number: dict[str, int] = dict(zip(order, range(len(order)), strict=True))  # id → entry number (while built)
+        self._entry = entry = array("i", [-1]) * (max(ids.values(), default=-1) + 1)  # message index → entry number
+        for node, n in number.items():
+            entry[ids[node]] = n
         # entry number → the last entry number of its subtree: a subtree's entries follow its root's,
         # so walking back, each entry's last is final before it is handed to its parent
-        self._last = last = array("q", range(len(order)))
+        self._last = last = array("i", range(len(order)))
         ups = [number.get(p, -1) if p is not None else -1 for p in map(parent.__getitem__, order)]
         for n in range(len(order) - 1, 0, -1):
             up = ups[n]
@@ -273,7 +341,8 @@ class Ancestry:
 
     def above(self, ancestor: str, node: str) -> bool:
         """`ancestor` is `node` or on its path from the root."""
-        a, n = self._number.get(ancestor), self._number.get(node)
-        if a is None or n is None:
+        i, j = self._ids.get(ancestor), self._ids.get(node)
+        if i is None or j is None:
             return False
-        return a <= n <= self._last[a]
+        a, n = self._entry[i], self._entry[j]
+        return 0 <= a <= n <= self._last[a]

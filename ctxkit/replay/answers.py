@@ -29,14 +29,17 @@ class Announcements:
         self.tools = array("q")  # positions of tool results, ascending
         self.since = array("q")  # for each: the latest position before it announcing its call, or -1
         self.far = array("q")  # the tool results more than SPAN after that (or with none), ascending
-        self.by_call: dict[str | None, list[int]] = {}  # call id → positions announcing it, ascending
+        # call id → the position announcing it, or the positions, ascending, when more than one do
+        # (most calls are announced once: an int, not a list per call of the history)
+        self.by_call: dict[str | None, int | list[int]] = {}
         self.odd = 0  # tool results that announce calls themselves: then the plain walk decides
 
     def append(self, n: int, w: Working) -> None:
         """Record `w`, the window's message at position `n` (after every earlier one)."""
+        by_call = self.by_call
         if w.kind is Kind.TOOL:
-            found = self.by_call.get(w.tool_call_id)
-            since = found[-1] if found else -1
+            found = by_call.get(w.tool_call_id)
+            since = -1 if found is None else found if isinstance(found, int) else found[-1]
             self.tools.append(n)
             self.since.append(since)
             if since < 0 or n - since > SPAN:
@@ -44,7 +47,13 @@ class Announcements:
             if w.tool_calls:
                 self.odd += 1
         for c in w.tool_calls:
-            self.by_call.setdefault(c.id, []).append(n)
+            found = by_call.get(c.id)
+            if found is None:
+                by_call[c.id] = n
+            elif isinstance(found, int):
+                by_call[c.id] = [found, n]
+            else:
+                found.append(n)
 
     def cut(self, end: int, removed: list[Working]) -> None:
         """Forget positions from `end` on (`removed`: the messages that held them)."""
@@ -57,10 +66,15 @@ class Announcements:
                 self.odd -= 1
             for c in w.tool_calls:
                 found = self.by_call.get(c.id)
-                while found and found[-1] >= end:
-                    found.pop()
-                if not found:
-                    self.by_call.pop(c.id, None)
+                if isinstance(found, list):
+                    while found and found[-1] >= end:
+                        found.pop()
+                    if len(found) == 1:
+                        self.by_call[c.id] = found[0]
+                    elif not found:
+                        del self.by_call[c.id]
+                elif found is not None and found >= end:
+                    del self.by_call[c.id]
 
     def orphans(self, a: int, b: int, works: list[Working], before: Set[str | None]) -> list[int]:
         """The positions in [a, b) of tool results no message of `works[a:n]` announces, nor
@@ -85,7 +99,9 @@ class Announcements:
     def announced(self, call: str | None, a: int, b: int) -> bool:
         """Whether a message in [a, b) announces `call`."""
         found = self.by_call.get(call)
-        if not found:
+        if found is None:
             return False
+        if isinstance(found, int):
+            return a <= found < b
         i = bisect_left(found, a)
         return i < len(found) and found[i] < b

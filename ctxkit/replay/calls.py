@@ -76,22 +76,26 @@ class Questions:
     the user edited away (earlier user siblings, off the branch), then the one on the branch; the
     last one is answered by `in_flight`."""
 
-    def __init__(self, fixture: Fixture, path: tuple[StoredMessage, ...]) -> None:
+    def __init__(self, fixture: Fixture, path: tuple[StoredMessage, ...], ids: dict[str, int] | None = None) -> None:
+        """`ids`: `tree.indexes(fixture)`, when the caller has it."""
         self.fixture, self.path = fixture, path
-        self.position = {m.id: i for i, m in enumerate(path)}  # shared with `Summaries`
-        # Each parent's non-summary children: the child itself when it is the only one (most are),
-        # a list from the second on (no list per message of a long linear history).
-        self.children: dict[str | None, StoredMessage | list[StoredMessage]] = {}
+        self.ids = ids = tree.indexes(fixture) if ids is None else ids
+        self.position = tree.OnPath(path, ids)  # shared with `Summaries`
+        # Each message's non-summary children, by the message's index (the roots' under -1): the
+        # child itself when it is the only one (most are), a list from the second on (no list, and
+        # no dict entry, per message of a long linear history: one list slot).
+        self.children: list[StoredMessage | list[StoredMessage] | None] = [None] * (max(ids.values(), default=-1) + 2)
         children = self.children
         for m in fixture.messages:
             if m.role is not Role.SUMMARY:
-                found = children.get(m.parent)
+                at = ids[m.parent] if m.parent is not None else -1
+                found = children[at]
                 if found is None:
-                    children[m.parent] = m
+                    children[at] = m
                 elif isinstance(found, list):
                     found.append(m)
                 else:
-                    children[m.parent] = [found, m]
+                    children[at] = [found, m]
         self.users = [m for m in path if m.role is Role.USER]
         if not self.users:
             raise RuleError(f"{fixture.source}: no user message on the branch: nothing to answer (R-ASM-3)")
@@ -112,7 +116,7 @@ class Questions:
 
     def edited(self, user: StoredMessage) -> list[StoredMessage]:
         """The questions the user edited away: earlier user siblings, in file order (R-RPL-1)."""
-        found = self.children.get(user.parent)
+        found = self._children(user.parent)
         if not isinstance(found, list):  # `user` is its parent's only child (most are): no sibling
             return []
         return [s for s in found if s.role is Role.USER and s.index < user.index]
@@ -122,8 +126,14 @@ class Questions:
         kids = self._kids(user.id)
         return kids[-1] if kids and kids[-1].role is Role.ASSISTANT else None
 
+    def _children(self, parent: str | None) -> StoredMessage | list[StoredMessage] | None:
+        if parent is None:
+            return self.children[-1]
+        at = self.ids.get(parent)
+        return self.children[at] if at is not None else None
+
     def _kids(self, parent: str | None) -> list[StoredMessage]:
-        found = self.children.get(parent)
+        found = self._children(parent)
         return [] if found is None else found if isinstance(found, list) else [found]
 
     def next_on_branch(self, user: StoredMessage) -> StoredMessage | None:
@@ -151,7 +161,8 @@ class Planner:
         eff = resolve(fixture, options)
         leaf = eff.leaf if eff.leaf is not None else tree.default_leaf(fixture)
         self.path = tree.path_to(fixture, leaf)
-        self.questions = Questions(fixture, self.path)
+        self.ids = tree.indexes(fixture)  # the one id index of the replay's per-message arrays (`Ancestry` too)
+        self.questions = Questions(fixture, self.path, self.ids)
         self.summaries = Summaries(fixture, self.path, compress_as, counts, self.questions.position)
         self.clocks = Clocks(fixture, options.now or fixture.now)
         self.select = select or partial(tree.select, paths=tree.Paths())  # each path extends the last

@@ -69,7 +69,7 @@ def _replay(fixture: Fixture, options: Options | None, *, compress_as: int | Non
     state = State()  # everything assembly carries from one call to the next (R-RPL-9)
     planner = Planner(fixture, options, compress_as=compress_as, select=state.select, counts=state.counts)
     state.counts.prefill(eff.tokenizer, stored_texts(_asked(planner.path)))  # in one pass: see `prefill`
-    loop = _Loop(fixture, eff, state, Warned(planner.warnings()))
+    loop = _Loop(fixture, eff, state, Warned(planner.warnings()), planner.ids)
     rows = CallRows()
     for index, call in enumerate(planner.calls()):
         result = loop.assembled(index, call)
@@ -85,12 +85,15 @@ class _Loop:
     """What the replay loop keeps besides the assembly's state: the prompt cache (R-RPL-5), the
     earlier calls a later one may break against (R-RPL-6), prices and warnings."""
 
-    def __init__(self, fixture: Fixture, eff: Effective, state: State, warned: Warned) -> None:
+    def __init__(
+        self, fixture: Fixture, eff: Effective, state: State, warned: Warned, ids: dict[str, int] | None = None
+    ) -> None:
+        """`ids`: `tree.indexes(fixture)`, the planner's."""
         self.fixture, self.eff, self.state, self.warned = fixture, eff, state, warned
         self.rules = cache.rules(str(eff.provider), eff.model, fixture.settings.cache)
         self.cache = cache.Cache(self.rules)
         self.pricer = Pricer(str(eff.provider), eff.model, fixture.settings.prices, one_hour=self.rules.ttl == "1h")
-        self.ancestry = Ancestry(fixture)
+        self.ancestry = Ancestry(fixture, ids)
         self.views: dict[int, breaks.Candidate] = {}  # what later calls may still break against
         self.sides = breaks.Sides()
         self.numbers = Numbers()  # each distinct item key's number: the trie and the views hold numbers

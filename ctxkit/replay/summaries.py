@@ -16,6 +16,7 @@ from ctxkit.assembly.system import format_date
 from ctxkit.compression.compress import Trigger, message_tokens, trigger
 from ctxkit.compression.compress import plan as compression_plan
 from ctxkit.counting.measure import Counts, Meter, meter_for
+from ctxkit.history import tree
 from ctxkit.loading.config import Effective, Options, resolve
 from ctxkit.loading.domain import Fixture, Role, StoredMessage
 from ctxkit.output import plural
@@ -30,11 +31,11 @@ class Summaries:
         path: tuple[StoredMessage, ...],
         compress_as: int | None,
         counts: Counts | None,
-        position: dict[str, int] | None = None,
+        position: tree.OnPath | None = None,
     ) -> None:
         """`position`: each message's index on `path` when the caller has it (the planner's)."""
         self.fixture, self.path, self.compress_as = fixture, path, compress_as
-        self.position = position if position is not None else {m.id: i for i, m in enumerate(path)}
+        self.position = position if position is not None else tree.OnPath(path, tree.indexes(fixture))
         self.hanging = {m.parent for m in fixture.messages if m.role is Role.SUMMARY}
         self.synthetic: list[StoredMessage] = []
         self.messages = fixture.messages  # the fixture's + the synthetic summaries so far
