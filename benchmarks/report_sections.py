@@ -170,8 +170,9 @@ def memory_target(r: R) -> list[str]:
     shown = "n/a" if ratio is None else f"{ratio:.1f}× ({big / 1024:.0f} MiB vs {small / 1024:.0f} MiB)"
     why = (
         "earlier prompts stay for an undated history (no gap ends its cache, R-RPL-5): each "
-        "earlier call's key numbers (shared by the trie), its side codes (pieces of shared logs) and call context for "
-        "later breaks, and each distinct item key; and the rows themselves, one per call"
+        "distinct item's key and number, and per earlier call a view of its prompt for later "
+        "breaks (trie edges and kept calls over one shared key-number log, side codes in shared "
+        "logs, its call context); and the rows themselves, one compact row per call"
     )
     return [MEMORY_TARGET, shown, "≤ 1.5× (bounded by the window)", verdict(ratio, 1.5, why)]
 
